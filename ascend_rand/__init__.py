@@ -1,0 +1,30 @@
+"""ascend_rand: reproducible random numbers for Ascend NPU users.
+
+Philox4x32-10 streams in the layout of TensorFlow's and Ascend's stateless
+operators, bit for bit the same from the native C++ core and the NumPy
+fallback, at any thread count.  See docs/spec.md for the stream format.
+"""
+
+from . import stateless
+from ._backends import (
+    BackendUnavailableError,
+    backends,
+    get_num_threads,
+    set_num_threads,
+)
+from .generator import Generator
+
+__version__ = "0.1.0"
+
+# The stream format number of docs/spec.md: a change to any stream's bits is a new number.
+STREAM_FORMAT = 1
+
+__all__ = [
+    "BackendUnavailableError",
+    "Generator",
+    "STREAM_FORMAT",
+    "backends",
+    "get_num_threads",
+    "set_num_threads",
+    "stateless",
+]

@@ -1,0 +1,134 @@
+"""The stateful Generator: a Philox key plus an offset (docs/spec.md section 2).
+
+A draw made at offset ``o`` reads the stream ``counter = (0, o)`` and then sets
+the offset to ``o + 1``: every call owns a fresh subsequence of 2**66 words,
+whatever its size.  This is TensorFlow's ``StatelessRandom*V2(key=[seed],
+counter=[0, o])`` and what torch_npu passes to Ascend's stateless operators.
+"""
+
+import os
+import threading
+
+from . import _backends, _draws, _validate
+
+ENGINES = ("philox",)
+_STATE_KEYS = ("engine", "seed", "offset")
+
+
+def _entropy_seed():
+    """64 bits from the operating system's entropy source."""
+    return int.from_bytes(os.urandom(8), "little")
+
+
+def _check_engine(engine):
+    if not isinstance(engine, str):
+        raise TypeError(f"engine must be a string, one of {ENGINES}, got {engine!r}")
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
+    return engine
+
+
+class Generator:
+    """Random numbers from the Philox4x32-10 stream ``(seed, counter = (0, offset))``.
+
+    ``seed=None`` takes 64 bits from the OS.  ``backend`` is "auto" (native
+    where built), "native" or "numpy"; every backend gives the same bits.
+    Methods follow ``numpy.random.Generator``; ``shape=None`` draws a scalar.
+    """
+
+    def __init__(self, seed=None, engine="philox", backend="auto"):
+        self._engine = _check_engine(engine)
+        self._seed = _entropy_seed() if seed is None else _validate.uint64(seed, "seed")
+        self._backend, self._kernels = _backends.resolve(backend)
+        self._offset = 0
+        self._lock = threading.Lock()
+
+    # -- state -------------------------------------------------------------------------------
+
+    @property
+    def seed(self):
+        return self._seed
+
+    @property
+    def offset(self):
+        """The counter's high 64 bits for the next draw."""
+        return self._offset
+
+    @property
+    def backend(self):
+        return self._backend
+
+    @property
+    def engine(self):
+        return self._engine
+
+    @property
+    def state(self):
+        """A plain dict ``{"engine", "seed", "offset"}``; ``set_state`` restores it exactly."""
+        with self._lock:
+            return {"engine": self._engine, "seed": self._seed, "offset": self._offset}
+
+    def set_state(self, state):
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be a dict with keys {_STATE_KEYS}, got {type(state).__name__}")
+        missing = [k for k in _STATE_KEYS if k not in state]
+        if missing:
+            raise ValueError(f"state is missing the keys {missing}; got keys {sorted(state)}")
+        extra = sorted(set(state) - set(_STATE_KEYS))
+        if extra:
+            raise ValueError(f"state has unknown keys {extra}; expected {_STATE_KEYS}")
+        if state["engine"] != self._engine:
+            raise ValueError(
+                f"state is for engine {state['engine']!r}, this generator is {self._engine!r}"
+            )
+        seed = _validate.uint64(state["seed"], "state['seed']")
+        offset = _validate.integer(state["offset"], "state['offset']")
+        # 2**64 is the state after the very last draw: valid, but exhausted.
+        if not 0 <= offset <= _validate.U64_LIMIT:
+            raise ValueError(f"state['offset'] must be in [0, 2**64], got {offset}")
+        with self._lock:
+            self._seed, self._offset = seed, offset
+
+    def _counter(self):
+        """Reserve the next offset: (0, o), then offset = o + 1."""
+        with self._lock:
+            offset = self._offset
+            if offset >= _validate.U64_LIMIT:
+                raise OverflowError(
+                    "this generator has used all 2**64 offsets of its seed; reseed it"
+                )
+            self._offset = offset + 1
+        return (0, offset)
+
+    def _run(self, draw):
+        return draw.run(self._kernels, self._seed, self._counter())
+
+    def __repr__(self):
+        return (
+            f"Generator(seed={self._seed}, engine={self._engine!r}, "
+            f"backend={self._backend!r}, offset={self._offset})"
+        )
+
+    # -- draws -------------------------------------------------------------------------------
+
+    def raw(self, shape=None, dtype="uint32", out=None):
+        """Stream words: uint32 word i, or uint64 (word 2i << 32) | word 2i+1."""
+        return self._run(_draws.prepare_raw(shape, dtype, out))
+
+    def random(self, shape=None, dtype="float32", out=None):
+        """Uniform [0, 1) in float32/float16/bfloat16/float64 (mantissa fill, docs/spec.md 3)."""
+        return self._run(_draws.prepare_uniform(shape, dtype, 0.0, 1.0, out, "random"))
+
+    def uniform(self, low=0.0, high=1.0, shape=None, dtype="float32", out=None):
+        """Uniform [low, high) as fl(fl(x * fl(high - low)) + low) in ``dtype``.
+
+        As with numpy, rounding can return ``high`` itself for some ranges.
+        """
+        return self._run(_draws.prepare_uniform(shape, dtype, low, high, out))
+
+    def integers(self, low, high=None, shape=None, dtype="int64", endpoint=False, out=None):
+        """Integers in [low, high) (``endpoint=True``: [low, high]); ``high=None``: [0, low).
+
+        Fixed words per element, bias below 2**-32 (docs/spec.md section 3).
+        """
+        return self._run(_draws.prepare_integers(shape, dtype, low, high, endpoint, out))

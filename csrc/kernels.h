@@ -1,0 +1,33 @@
+// Whole-draw entry points of the native core: fill n output elements from the
+// stream (key, counter), split over threads.  No Python here; csrc/bindings.cpp
+// converts arguments and releases the GIL around these calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "distributions.h"
+#include "philox.h"
+
+namespace ascend_rand {
+
+void raw_u32(uint32_t* out, size_t n, uint64_t key, Counter128 c);
+void raw_u64(uint64_t* out, size_t n, uint64_t key, Counter128 c);
+
+// [0,1), or fl(fl(x * span) + low) when scaled (low and span are values of the format).
+void uniform_f32(float* out, size_t n, uint64_t key, Counter128 c, bool scaled, float low,
+                 float span);
+void uniform_f64(double* out, size_t n, uint64_t key, Counter128 c, bool scaled, double low,
+                 double span);
+void uniform_16(uint16_t* out, size_t n, uint64_t key, Counter128 c, Format16 f, bool scaled,
+                double low, double span);
+
+// low + offset in [0, range_minus_1], written modulo 2^(8 * bytes) into an
+// unsigned array of that width.
+void integers(void* out, int bytes, size_t n, uint64_t key, Counter128 c, uint64_t low_bits,
+              uint64_t range_minus_1);
+
+// The instruction set the x86-64 clones were selected for on this CPU, for reports.
+const char* simd_level();
+
+}  // namespace ascend_rand

@@ -1,0 +1,66 @@
+"""Build ascend_rand: the pybind11 core ``ascend_rand._native`` plus the NumPy fallback.
+
+The extension is optional at install time: when the compiler is missing or the
+build fails, the package installs without it, records why in
+``ascend_rand/_native_build_error.txt`` and runs on the NumPy fallback
+(``ascend_rand.backends()`` reports the reason).
+"""
+
+import os
+import sys
+import traceback
+
+from pybind11.setup_helpers import Pybind11Extension, build_ext
+from setuptools import setup
+
+# No fused multiply-add anywhere: it changes float bits (docs/spec.md section 3).
+EXTRA_COMPILE_ARGS = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-pthread"]
+
+ext_modules = [
+    Pybind11Extension(
+        "ascend_rand._native",
+        ["csrc/bindings.cpp", "csrc/kernels.cpp"],
+        include_dirs=["csrc"],
+        depends=[os.path.join("csrc", f) for f in os.listdir("csrc") if f.endswith(".h")],
+        cxx_std=17,
+        extra_compile_args=EXTRA_COMPILE_ARGS,
+        extra_link_args=["-pthread"],
+    )
+]
+
+
+class OptionalBuildExt(build_ext):
+    """Build the extension if possible; otherwise leave a note and carry on."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:  # compiler missing: raised before any extension builds
+            self._record_failure(exc)
+
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except Exception as exc:
+            self._record_failure(exc)
+
+    def _record_failure(self, exc):
+        message = f"{type(exc).__name__}: {exc}".strip()
+        sys.stderr.write(
+            "\nWARNING: ascend_rand._native could not be built; ascend_rand will run on its "
+            f"NumPy fallback.\n{traceback.format_exc()}\n"
+        )
+        for root in {self.build_lib, "."} if self.inplace else {self.build_lib}:
+            target = os.path.join(root, "ascend_rand", "_native_build_error.txt")
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "w") as fh:
+                fh.write(message + "\n")
+
+
+setup(
+    packages=["ascend_rand", "ascend_rand.fallback"],
+    package_dir={"ascend_rand": "ascend_rand", "ascend_rand.fallback": "fallback"},
+    ext_modules=ext_modules,
+    cmdclass={"build_ext": OptionalBuildExt},
+    zip_safe=False,
+)
