@@ -8,9 +8,10 @@
 #include "parallel.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ASCEND_RAND_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define ASCEND_RAND_CLONES \
+  __attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
-#define ASCEND_RAND_CLONES
+#define ASCEND_RAND_CLONES __attribute__((flatten))
 #endif
 
 namespace ascend_rand {

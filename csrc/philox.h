@@ -65,7 +65,7 @@ ASCEND_RAND_HD void counter_words(Counter128 c, uint32_t out[4]) {
 
 // Blocks in structure-of-arrays form, kLanes at a time, so that a compiler
 // turns each round into vector multiplies; block b has counter C + first + b.
-constexpr int kPhiloxLanes = 16;
+constexpr int kPhiloxLanes = 64;
 
 ASCEND_RAND_HD void philox4x32_10_lanes(Counter128 c, uint64_t first, uint32_t k0, uint32_t k1,
                                         uint32_t* out /* 4 * kPhiloxLanes words */) {
@@ -109,7 +109,6 @@ ASCEND_RAND_HD void philox_words(uint64_t key, Counter128 c, uint64_t first_word
   uint64_t block = first_word / 4;
   size_t skip = static_cast<size_t>(first_word % 4);
   size_t done = 0;
-  uint32_t tmp[4 * kPhiloxLanes];
   if (skip != 0) {  // a leading partial block
     uint32_t x[4];
     counter_words(counter_add(c, block), x);
@@ -122,9 +121,12 @@ ASCEND_RAND_HD void philox_words(uint64_t key, Counter128 c, uint64_t first_word
     block += kPhiloxLanes;
     done += 4 * kPhiloxLanes;
   }
-  if (done < n) {  // the tail: whole lanes into a buffer, copy what is needed
-    philox4x32_10_lanes(c, block, k0, k1, tmp);
-    for (size_t i = 0; done < n; ++i) out[done++] = tmp[i];
+  while (done < n) {  // the tail, one block at a time
+    uint32_t x[4];
+    counter_words(counter_add(c, block), x);
+    philox4x32_10(x, k0, k1);
+    for (int i = 0; i < 4 && done < n; ++i) out[done++] = x[i];
+    ++block;
   }
 }
 
