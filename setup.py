@@ -43,6 +43,14 @@ class OptionalBuildExt(build_ext):
             super().build_extension(ext)
         except Exception as exc:
             self._record_failure(exc)
+        else:
+            for target in self._note_paths():  # a note from an earlier failed build is stale
+                if os.path.exists(target):
+                    os.remove(target)
+
+    def _note_paths(self):
+        roots = {self.build_lib, "."} if self.inplace else {self.build_lib}
+        return [os.path.join(root, "ascend_rand", "_native_build_error.txt") for root in roots]
 
     def _record_failure(self, exc):
         message = f"{type(exc).__name__}: {exc}".strip()
@@ -50,8 +58,7 @@ class OptionalBuildExt(build_ext):
             "\nWARNING: ascend_rand._native could not be built; ascend_rand will run on its "
             f"NumPy fallback.\n{traceback.format_exc()}\n"
         )
-        for root in {self.build_lib, "."} if self.inplace else {self.build_lib}:
-            target = os.path.join(root, "ascend_rand", "_native_build_error.txt")
+        for target in self._note_paths():
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "w") as fh:
                 fh.write(message + "\n")

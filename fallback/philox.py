@@ -57,11 +57,20 @@ def blocks(key, counter, first_block, nblocks):
     """
     lo, hi = counter
     base = (lo + (hi << 64) + first_block) & ((1 << 128) - 1)
-    base_lo = np.uint64(base & _U64_MAX)
-    base_hi = np.uint64(base >> 64)
-    ctr_lo = np.arange(nblocks, dtype=np.uint64) + base_lo  # wraps mod 2**64
+    return blocks_at(key, (base & _U64_MAX, base >> 64), np.arange(nblocks, dtype=np.uint64))
+
+
+def blocks_at(key, counter, offsets):
+    """Philox outputs for counters ``C + offsets[k]`` (any uint64 offsets, mod 2**128).
+
+    Returns a ``(len(offsets), 4)`` uint32 array; used for the retry region of
+    the rejection samplers, whose blocks are addressed per element.
+    """
+    lo, hi = counter
+    base_lo = np.uint64(lo)
+    ctr_lo = np.asarray(offsets, dtype=np.uint64) + base_lo  # wraps mod 2**64
     carry = (ctr_lo < base_lo).astype(np.uint64)
-    ctr_hi = carry + base_hi
+    ctr_hi = carry + np.uint64(hi)  # wraps mod 2**64 too: the counter is mod 2**128
     lanes = philox4x32_10(
         ctr_lo & _MASK32,
         ctr_lo >> _SHIFT32,

@@ -1,0 +1,261 @@
+"""``ascend-rand demo``: show, with checks that can fail, what ascend_rand promises.
+
+1. the backend report;
+2. the Random123 known answers (docs/spec.md section 1) on every available backend;
+3. native == NumPy fallback bit for bit (1e6 float32 from a Generator; a draw
+   whose block counter carries across 2**64; 1 thread == all threads);
+4. TensorFlow layout: ``StatelessRandomUniformV2(alg=1)`` equals ``stateless.uniform``
+   (float32, bfloat16, counter carry, 128-bit wrap), live when tensorflow is
+   importable, else against ``TF_OUTPUTS`` below, recorded from TensorFlow;
+5. the quick benchmark (bench/bench_uniform.py when the checkout is reachable,
+   else a minimal native-vs-numpy timing).
+
+``main()`` returns 1 when any check in 2-4 fails (the benchmark never fails it).
+"""
+
+import contextlib
+import hashlib
+import os
+import sys
+import time
+
+import numpy as np
+
+from . import Generator, backends, get_num_threads, set_num_threads, stateless
+
+# Random123 kat_vectors, Philox4x32-10 (docs/spec.md section 1): (ctr c0..c3, key k0 k1, out).
+KNOWN_ANSWERS = (
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+)
+
+# TensorFlow 2.21.0 (tensorflow-cpu, x86-64), generated 2026-11-29 with
+# tf.raw_ops.StatelessRandomUniformV2(shape=[TF_N], key=[key], counter=[lo, hi], alg=1,
+# dtype): sha256 of the little-endian output bits, and the first four bit patterns.
+TF_N = 4099
+TF_OUTPUTS = (
+    ("float32", "float32", 0x0123456789ABCDEF, (0, 5),
+     "35342ad8584cd8e73b4821109eec6e3487e2aa132ec7e806317d53be70bb9aba",
+     (0x3F03DA24, 0x3E4E4E60, 0x3ED7C510, 0x3F574DF6)),
+    ("bfloat16", "bfloat16", 0x0123456789ABCDEF, (0, 5),
+     "c91ceebdd0352732055dabfefa33fc46806f5c35cba66892b18a4350c82176a7",
+     (0x3E10, 0x3F18, 0x3F08, 0x3F76)),
+    ("carry 2**64", "float32", 42, (2**64 - 3, 7),
+     "863f710bb83f282284fb8f8d8eefd33d1529371172b0214f73d5e6e1d5c4fe4f",
+     (0x3F17D2A8, 0x3E11BA70, 0x3E59B200, 0x3EB67F44)),
+    ("wrap 2**128", "float32", 42, (2**64 - 3, 2**64 - 1),
+     "c55c63d958bba9a3817db9ffa2dd5b2867d47d2696f5145c31dc17c0fb36d780",
+     (0x3F48BA58, 0x3F3E27E2, 0x3ED2D2D4, 0x3E575A60)),
+)
+
+_BITS = {"float32": np.uint32, "bfloat16": np.uint16}
+
+
+def _bits(array, dtype):
+    """The bit patterns, little-endian (what the recorded sha256 digests hash)."""
+    bits = np.ascontiguousarray(array).view(_BITS[dtype])
+    return bits.astype(bits.dtype.newbyteorder("<"))
+
+
+class _Printer:
+    """rich when installed, plain text otherwise."""
+
+    def __init__(self):
+        try:
+            from rich.console import Console
+        except ImportError:
+            self.console = None
+        else:
+            self.console = Console()
+
+    def rule(self, text):
+        if self.console:
+            self.console.rule(f"[bold]{text}", align="left")
+        else:
+            print(f"\n== {text}")
+
+    def line(self, text, style=None):
+        if self.console:
+            self.console.print(text, style=style, highlight=False)
+        else:
+            print(text)
+
+    def table(self, columns, rows):
+        if not self.console:
+            for row in rows:
+                print("  " + " | ".join(str(c) for c in row))
+            return
+        from rich import box
+        from rich.table import Table
+
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for c in columns:
+            table.add_column(c)
+        for row in rows:
+            ok = row[-1]
+            table.add_row(*map(str, row[:-1]), "[green]PASS" if ok else "[red bold]FAIL")
+        self.console.print(table)
+
+
+@contextlib.contextmanager
+def _quiet_fd2():
+    """Silence C++ logging on stderr (TensorFlow's import banner)."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _check(rows, what, backend, fn):
+    """Run one check; a crash is a failure with its message."""
+    try:
+        ok, detail = fn()
+    except Exception as exc:  # a check that raises has failed: show why, keep going
+        ok, detail = False, f"{type(exc).__name__}: {exc}"
+    rows.append((what, backend, detail, bool(ok)))
+
+
+def known_answers(rows, names):
+    for i, (ctr, key, expected) in enumerate(KNOWN_ANSWERS, 1):
+        key64 = key[0] | key[1] << 32
+        counter = (ctr[0] | ctr[1] << 32, ctr[2] | ctr[3] << 32)
+        for b in names:
+            def run(b=b, key64=key64, counter=counter, expected=expected):
+                got = stateless.raw((4,), key64, counter, backend=b)
+                words = tuple(int(x) for x in got)
+                return words == expected, " ".join(f"{w:08x}" for w in words)
+            _check(rows, f"Random123 KAT {i}", b, run)
+
+
+def backend_agreement(rows, names):
+    if "native" not in names:
+        rows.append(("native == numpy", "-", "native unavailable: skipped", True))
+        return
+
+    def generator_1e6():
+        a = Generator(2024, backend="native").random(1_000_000)
+        b = Generator(2024, backend="numpy").random(1_000_000)
+        return np.array_equal(a.view(np.uint32), b.view(np.uint32)), "1e6 float32 bit for bit"
+
+    def carry():
+        counter = (2**64 - 5, 2**64 - 1)  # blocks carry into hi64, then wrap modulo 2**128
+        a = stateless.raw((64, 3), 7, counter, backend="native")
+        b = stateless.raw((64, 3), 7, counter, backend="numpy")
+        return np.array_equal(a, b), "192 words, carry at 2**64, 2**128"
+
+    def threads():
+        saved = get_num_threads()
+        try:
+            set_num_threads(1)
+            one = stateless.uniform((3_000_001,), 99, (1, 2), backend="native")
+            set_num_threads(max(2, saved))
+            many = stateless.uniform((3_000_001,), 99, (1, 2), backend="native")
+        finally:
+            set_num_threads(saved)
+        return np.array_equal(one.view(np.uint32), many.view(np.uint32)), \
+            f"3e6 float32, 1 thread == {max(2, saved)} threads"
+
+    _check(rows, "native == numpy", "both", generator_1e6)
+    _check(rows, "native == numpy", "both", carry)
+    _check(rows, "thread count", "native", threads)
+
+
+def tensorflow_layout(rows, names, printer):
+    tf = None
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    try:
+        with _quiet_fd2():
+            import tensorflow as tf
+    except Exception as exc:  # not installed, or a broken install: use the recorded outputs
+        printer.line(f"tensorflow not importable ({type(exc).__name__}); comparing with "
+                     "outputs recorded from TensorFlow 2.21.0", style="yellow")
+    if tf is not None:
+        printer.line(f"live comparison with tensorflow {tf.__version__}", style="dim")
+    for name, dtype, key, counter, digest, head in TF_OUTPUTS:
+        if tf is not None:
+            with _quiet_fd2():
+                want = tf.raw_ops.StatelessRandomUniformV2(
+                    shape=[TF_N], key=tf.constant([key], tf.uint64),
+                    counter=tf.constant(list(counter), tf.uint64), alg=1,
+                    dtype=getattr(tf, dtype)).numpy()
+            want = _bits(want, dtype)
+        for b in names:
+            def run(b=b, dtype=dtype, key=key, counter=counter, digest=digest, head=head):
+                got = _bits(stateless.uniform((TF_N,), key, counter, dtype=dtype, backend=b), dtype)
+                if tf is not None:
+                    return np.array_equal(got, want), f"{TF_N} {dtype} == TF (live)"
+                ok = hashlib.sha256(got.tobytes()).hexdigest() == digest
+                ok = ok and tuple(int(x) for x in got[:4]) == head
+                return ok, f"{TF_N} {dtype} sha256 == recorded TF"
+            _check(rows, f"TF {name}", b, run)
+
+
+def benchmark(printer):
+    from .cli import BenchNotFoundError, load_bench
+
+    try:
+        bench = load_bench()
+    except BenchNotFoundError:
+        printer.line("bench/bench_uniform.py not found (installed without the checkout): "
+                     "minimal timing, 1e6 float32", style="yellow")
+    else:
+        bench.print_results(bench.run(quick=True))
+        return
+    out = np.empty(1_000_000, np.float32)
+    peers = [("numpy Generator(Philox)", np.random.Generator(np.random.Philox(1)))]
+    peers += [(f"ascend_rand {b} ({get_num_threads() if b == 'native' else 1} thr)",
+               Generator(1, backend=b)) for b in _available()]
+    rows = []
+    for label, gen in peers:
+        gen.random(dtype=np.float32, out=out)
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            gen.random(dtype=np.float32, out=out)
+            times.append(time.perf_counter() - t0)
+        rows.append((label, out.size / sorted(times)[2] / 1e9))
+    for label, gsps in rows:
+        printer.line(f"  {label:28} {gsps:7.3f} G samples/s  {gsps / rows[0][1]:6.2f}x numpy")
+
+
+def _available():
+    return [name for name, info in backends().items() if info["available"]]
+
+
+def main(run_bench=True):
+    printer = _Printer()
+    printer.rule("backends")
+    for name, info in backends().items():
+        detail = ", ".join(f"{k}={v}" for k, v in info.items() if k not in ("available", "reason"))
+        state = f"available  {detail}" if info["available"] else f"unavailable: {info['reason']}"
+        printer.line(f"  {name:7} {state}")
+    names = _available()
+    rows = []
+    printer.rule("correctness")
+    known_answers(rows, names)
+    backend_agreement(rows, names)
+    tensorflow_layout(rows, names, printer)
+    printer.table(("check", "backend", "detail", "result"), rows)
+    failed = [r for r in rows if not r[-1]]
+    if failed:
+        printer.line(f"{len(failed)} of {len(rows)} checks FAILED", style="bold red")
+    else:
+        printer.line(f"all {len(rows)} checks passed", style="green")
+    if run_bench:
+        printer.rule("quick benchmark")
+        benchmark(printer)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
