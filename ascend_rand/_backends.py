@@ -1,14 +1,18 @@
 """Backend discovery and selection.
 
-A backend is a module with the kernels ``raw``, ``uniform`` and ``integers``
-(same signatures in ``csrc/bindings.cpp`` and ``fallback/distributions.py``).
+A backend is a module of kernels (``raw``, ``uniform``, ``integers``,
+``normal``, ...) with the same signatures in ``csrc/bindings.cpp`` and
+``fallback/kernels.py``.
 "native" is the pybind11 extension, "numpy" the pure NumPy fallback; "auto"
 picks native where it was built.
 """
 
+import operator
 import os
 import warnings
 from importlib import resources
+
+import numpy as np
 
 from .fallback import distributions as _numpy_kernels
 
@@ -47,16 +51,19 @@ def _default_threads():
         return os.cpu_count() or 1
 
 
-def _check_threads(n, name):
-    if isinstance(n, bool) or not isinstance(n, int):
-        try:
-            import operator
+# More threads than this is a mistake, not a machine.
+MAX_THREADS = 1 << 12
 
-            n = operator.index(n)
-        except TypeError:
-            raise TypeError(f"{name} must be a positive integer, got {n!r}") from None
-    if n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n}")
+
+def _check_threads(n, name):
+    if isinstance(n, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a positive integer, got the bool {n!r}")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"{name} must be a positive integer, got {n!r}") from None
+    if not 1 <= n <= MAX_THREADS:
+        raise ValueError(f"{name} must be in [1, {MAX_THREADS}], got {n}")
     return n
 
 
@@ -79,9 +86,9 @@ def _initial_threads():
         return _default_threads()
     try:
         return _check_threads(int(env), "ASCEND_RAND_NUM_THREADS")
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # also out of range
         warnings.warn(
-            f"ASCEND_RAND_NUM_THREADS={env!r} is not a positive integer; "
+            f"ASCEND_RAND_NUM_THREADS={env!r} is not a thread count in [1, {MAX_THREADS}]; "
             f"using {_default_threads()} threads",
             RuntimeWarning,
             stacklevel=2,

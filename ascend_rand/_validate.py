@@ -53,6 +53,11 @@ def shape(value):
             ) from None
         if dim < 0:
             raise ValueError(f"shape entries must be >= 0, got {dim} at position {i} of {value!r}")
+        if dim > MAX_ELEMENTS:
+            raise ValueError(
+                f"shape entry {dim} at position {i} of {value!r} overflows the 64-bit "
+                f"element count (at most 2**63 - 1)"
+            )
         dims.append(dim)
     if 0 not in dims and math.prod(dims) > MAX_ELEMENTS:
         raise ValueError(
@@ -72,13 +77,20 @@ def counter(value):
     return uint64(parts[0], "counter[0] (low 64 bits)"), uint64(parts[1], "counter[1] (high 64 bits)")
 
 
+def real(value, name):
+    """``value`` as a Python float; TypeError for non-numbers, ValueError if it overflows."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name}={value!r} is too large for a float64") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, got {value!r}") from None
+
+
 def finite_float(value, name):
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number, got the bool {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {value!r}") from None
+    v = real(value, name)
     if not math.isfinite(v):
         raise ValueError(f"{name} must be finite, got {v}")
     return v
