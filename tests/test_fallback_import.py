@@ -25,7 +25,9 @@ def run_python(code, env_extra=None, drop=("ASCEND_RAND_NUM_THREADS",)):
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(env_extra or {})
     proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
+        # -P: keep the working directory (the source tree) off sys.path, so the
+        # child imports the installed package, as the tests do.
+        [sys.executable, "-P", "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
         env=env,

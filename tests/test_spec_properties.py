@@ -129,7 +129,7 @@ def test_unaligned_out_gives_the_same_bits(ref):
     # a misaligned vector store would crash the interpreter, not fail an assert.
     backends = ref.BACKEND_NAMES
     code = textwrap.dedent(UNALIGNED).replace("BACKENDS", repr(backends))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert len(result) == 7 * len(backends)
