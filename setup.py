@@ -19,7 +19,8 @@ EXTRA_COMPILE_ARGS = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-pthread"]
 ext_modules = [
     Pybind11Extension(
         "ascend_rand._native",
-        ["csrc/bindings.cpp", "csrc/kernels.cpp"],
+        ["csrc/bindings.cpp", "csrc/kernels.cpp",
+         "csrc/kernels_bits.cpp", "csrc/bindings_bits.cpp"],
         include_dirs=["csrc"],
         depends=[os.path.join("csrc", f) for f in os.listdir("csrc") if f.endswith(".h")],
         cxx_std=17,

@@ -12,6 +12,7 @@ from ._backends import (
     get_num_threads,
     set_num_threads,
 )
+from ._bits import apply_mask, unpack_mask
 from .generator import Generator
 
 __version__ = "0.1.0"
@@ -23,8 +24,10 @@ __all__ = [
     "BackendUnavailableError",
     "Generator",
     "STREAM_FORMAT",
+    "apply_mask",
     "backends",
     "get_num_threads",
     "set_num_threads",
     "stateless",
+    "unpack_mask",
 ]

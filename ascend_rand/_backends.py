@@ -14,7 +14,7 @@ from importlib import resources
 
 import numpy as np
 
-from .fallback import distributions as _numpy_kernels
+from .fallback import kernels as _numpy_kernels
 
 try:
     from . import _native

@@ -9,7 +9,7 @@ counter=[0, o])`` and what torch_npu passes to Ascend's stateless operators.
 import os
 import threading
 
-from . import _backends, _draws, _validate
+from . import _backends, _bits, _draws, _validate
 
 ENGINES = ("philox",)
 _STATE_KEYS = ("engine", "seed", "offset")
@@ -132,3 +132,66 @@ class Generator:
         Fixed words per element, bias below 2**-32 (docs/spec.md section 3).
         """
         return self._run(_draws.prepare_integers(shape, dtype, low, high, endpoint, out))
+
+    def normal(self, loc=0.0, scale=1.0, shape=None, dtype="float32", method="ziggurat", out=None):
+        """Normal(loc, scale): fl(fl(z * scale) + loc), z by "ziggurat" or "box_muller".
+
+        float16/bfloat16 are computed in float32 and rounded once; float64 uses
+        the 64-bit variants (docs/spec.md section 5).
+        """
+        return self._run(_draws.prepare_normal(shape, dtype, loc, scale, method, out))
+
+    def standard_normal(self, shape=None, dtype="float32", method="ziggurat", out=None):
+        """Normal(0, 1); see ``normal``."""
+        return self._run(
+            _draws.prepare_normal(shape, dtype, 0.0, 1.0, method, out, "standard_normal")
+        )
+
+    def truncated_normal(self, loc=0.0, scale=1.0, a=-2.0, b=2.0, shape=None, dtype="float32",
+                         out=None):
+        """Normal(loc, scale) restricted to [loc + a*scale, loc + b*scale].
+
+        ``a`` and ``b`` are in standard deviations (scipy.stats.truncnorm's
+        convention; the default is TensorFlow's cut at 2 sigma); either may be
+        infinite.  Exact rejection sampling, bit-identical on every backend.
+        """
+        return self._run(_draws.prepare_truncated_normal(shape, dtype, loc, scale, a, b, out))
+
+    # -- Bernoulli bits, dropout masks, permutations (docs/spec_bits.md) --------------------------
+
+    def bernoulli(self, p, shape=None, packed=False, *, out=None):
+        """Bits that are 1 with probability ``p``: bit i = f(word i) < fl32(p).
+
+        ``p`` is a number or an array broadcast to ``shape`` (``shape=None``:
+        p's shape).  ``packed=False`` gives a bool array; ``packed=True`` the
+        Ascend mask: uint8, bit i at byte i // 8, least significant bit first,
+        ceil(n / 128) * 16 bytes with zero padding.
+        """
+        return self._run(_bits.prepare_bernoulli(p, shape, packed, out))
+
+    def dropout_mask(self, shape, p_drop, *, out=None):
+        """The packed keep mask of Ascend's StatelessDropOutGenMask(shape, 1 - p_drop).
+
+        1 = keep, with keep probability fl32(1 - p_drop); feed it to
+        ``ascend_rand.apply_mask`` or torch_npu's ``npu_dropout_do_mask``.
+        """
+        return self._run(_bits.prepare_dropout_mask(shape, p_drop, out))
+
+    def permutation(self, x):
+        """An int n: a random permutation of range(n) (int64).  An array: a
+        shuffled copy along axis 0.  numpy's semantics; keys per docs/spec_bits.md.
+        """
+        return self._run(_bits.prepare_permutation(x))
+
+    def shuffle(self, array):
+        """Shuffle a writable ndarray in place along axis 0 (the permutation of len(array))."""
+        self._run(_bits.prepare_shuffle(array))
+
+    def choice(self, a, size=None, replace=True, p=None):
+        """numpy's Generator.choice for an int or 1-D ``a``.
+
+        Without replacement and p: the first ``size`` entries of the permutation
+        (``choice(n, k, replace=False) == permutation(n)[:k]`` from the same
+        state).  With p: inverse CDF (replace) or Efraimidis-Spirakis keys.
+        """
+        return self._run(_bits.prepare_choice(a, size, replace, p))

@@ -64,6 +64,52 @@ void uniform(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::s
   }
 }
 
+// The output format named by `fmt` and the data of `out`, checked to match it.
+ascend_rand::FloatFormat float_output(py::array& out, const std::string& fmt, void** data) {
+  using ascend_rand::FloatFormat;
+  if (fmt == "float32") {
+    *data = output_data(out, 4);
+    return FloatFormat::kFloat32;
+  }
+  if (fmt == "float64") {
+    *data = output_data(out, 8);
+    return FloatFormat::kFloat64;
+  }
+  if (fmt == "float16" || fmt == "bfloat16") {
+    *data = output_data(out, 2);
+    return fmt == "float16" ? FloatFormat::kFloat16 : FloatFormat::kBFloat16;
+  }
+  throw py::value_error("unknown float format '" + fmt + "'");
+}
+
+void normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::string& fmt,
+            const std::string& method, double loc, double scale, bool scaled) {
+  void* data = nullptr;
+  const auto f = float_output(out, fmt, &data);
+  ascend_rand::NormalMethod m;
+  if (method == "ziggurat")
+    m = ascend_rand::NormalMethod::kZiggurat;
+  else if (method == "box_muller")
+    m = ascend_rand::NormalMethod::kBoxMuller;
+  else
+    throw py::value_error("normal: unknown method '" + method + "'");
+  const size_t n = static_cast<size_t>(out.size());
+  py::gil_scoped_release release;
+  ascend_rand::normal(data, f, n, key, Counter128{lo, hi}, m, scaled, loc, scale);
+}
+
+void truncated_normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::string& fmt,
+                      double loc, double scale, bool scaled, int method, double a, double b,
+                      double width, double m2, double lambda, bool mirror) {
+  void* data = nullptr;
+  const auto f = float_output(out, fmt, &data);
+  if (method < 0 || method > 2) throw py::value_error("truncated_normal: unknown method");
+  const ascend_rand::TruncSpec spec{method, a, b, width, m2, lambda, mirror};
+  const size_t n = static_cast<size_t>(out.size());
+  py::gil_scoped_release release;
+  ascend_rand::truncated_normal(data, f, n, key, Counter128{lo, hi}, scaled, loc, scale, spec);
+}
+
 void integers(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t low_bits,
               uint64_t range_minus_1) {
   const Counter128 c{lo, hi};
@@ -78,6 +124,9 @@ void integers(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t lo
 
 }  // namespace
 
+// Bernoulli bits, dropout masks and permutations (csrc/bindings_bits.cpp).
+void bind_bits(py::module_& m);
+
 PYBIND11_MODULE(_native, m) {
   m.doc() = "ascend_rand native core: Philox4x32-10 streams and conversions (C++17)";
   m.def("raw", &raw, py::arg("out"), py::arg("key"), py::arg("ctr_lo"), py::arg("ctr_hi"));
@@ -85,6 +134,12 @@ PYBIND11_MODULE(_native, m) {
         py::arg("fmt"), py::arg("low"), py::arg("span"), py::arg("scaled"));
   m.def("integers", &integers, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
         py::arg("ctr_hi"), py::arg("low_bits"), py::arg("range_minus_1"));
+  m.def("normal", &normal, py::arg("out"), py::arg("key"), py::arg("ctr_lo"), py::arg("ctr_hi"),
+        py::arg("fmt"), py::arg("method"), py::arg("loc"), py::arg("scale"), py::arg("scaled"));
+  m.def("truncated_normal", &truncated_normal, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
+        py::arg("ctr_hi"), py::arg("fmt"), py::arg("loc"), py::arg("scale"), py::arg("scaled"),
+        py::arg("method"), py::arg("a"), py::arg("b"), py::arg("width"), py::arg("m2"),
+        py::arg("lam"), py::arg("mirror"));
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw py::value_error("set_num_threads: n must be >= 1");
     ascend_rand::num_threads_setting().store(n);
@@ -103,4 +158,5 @@ PYBIND11_MODULE(_native, m) {
     info["min_elements_per_thread"] = ascend_rand::kMinElementsPerThread;
     return info;
   });
+  bind_bits(m);
 }

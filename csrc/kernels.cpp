@@ -1,18 +1,11 @@
 // Whole-draw kernels: each splits its elements with parallel_for and converts
-// tiles of stream words.  On x86-64 the per-piece workers are compiled for
-// AVX-512, AVX2 and baseline (GCC target_clones, chosen once by cpuid); every
-// clone executes the same integer and IEEE operations in the same order
-// (-ffp-contract=off), so the bits never depend on the clone.
+// tiles of stream words; the per-piece workers are compiled per ISA (dispatch.h).
 #include "kernels.h"
 
+#include "dispatch.h"
+#include "normal.h"
 #include "parallel.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ASCEND_RAND_CLONES \
-  __attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define ASCEND_RAND_CLONES __attribute__((flatten))
-#endif
 
 namespace ascend_rand {
 namespace {
@@ -105,7 +98,159 @@ void integers_piece(void* out, int bytes, size_t begin, size_t end, uint64_t key
   }
 }
 
+// -- normal distributions ------------------------------------------------------------------------
+
+// Writes z (float32 working precision) into the output format.
+struct Store32 {
+  void* out;
+  FloatFormat fmt;
+  bool scaled;
+  float loc, scale;
+  void operator()(size_t i, float z) const {
+    if (scaled) {
+      const float prod = z * scale;
+      z = prod + loc;
+    }
+    if (fmt == FloatFormat::kFloat32)
+      static_cast<float*>(out)[i] = z;
+    else
+      static_cast<uint16_t*>(out)[i] =
+          round_f64_to_16(static_cast<double>(z), fmt == FloatFormat::kFloat16 ? kFloat16 : kBFloat16);
+  }
+};
+
+struct Store64 {
+  double* out;
+  bool scaled;
+  double loc, scale;
+  void operator()(size_t i, double z) const {
+    if (scaled) {
+      const double prod = z * scale;
+      z = prod + loc;
+    }
+    out[i] = z;
+  }
+};
+
+inline bool keep_all(float) { return true; }
+inline bool keep_all64(double) { return true; }
+
+ASCEND_RAND_CLONES
+void ziggurat_f32_piece(const Store32& store, size_t begin, size_t end, uint64_t key, Counter128 c) {
+  for_each_tile<1>(key, c, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+    float z[kTileElements];
+    bool ok[kTileElements];
+    for (size_t i = 0; i < m; ++i) ok[i] = ziggurat_f32_fast(w[i], &z[i]);
+    for (size_t i = 0; i < m; ++i)
+      if (!ok[i]) ziggurat_f32_retry(key, c, e + i, w[i], keep_all, &z[i]);
+    for (size_t i = 0; i < m; ++i) store(e + i, z[i]);
+  });
+}
+
+ASCEND_RAND_CLONES
+void ziggurat_f64_piece(const Store64& store, size_t begin, size_t end, uint64_t key, Counter128 c) {
+  for_each_tile<2>(key, c, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+    for (size_t i = 0; i < m; ++i) {
+      const uint64_t u = join64(w[2 * i], w[2 * i + 1]);
+      double z;
+      if (!ziggurat_f64_fast(u, &z)) ziggurat_f64_retry(key, c, e + i, u, keep_all64, &z);
+      store(e + i, z);
+    }
+  });
+}
+
+// Box-Muller reads whole pairs: pieces and tiles start at even elements, and an
+// odd final element generates its pair's second word too.
+template <size_t WordsPerElement, class Pair>
+inline void for_each_pair_tile(uint64_t key, Counter128 c, size_t begin, size_t end, Pair&& pair) {
+  alignas(64) uint32_t buf[(kTileElements + 1) * WordsPerElement];
+  for (size_t e = begin; e < end; e += kTileElements) {
+    const size_t m = std::min(kTileElements, end - e);
+    const size_t pairs = (m + 1) / 2;
+    philox_words(key, c, static_cast<uint64_t>(e) * WordsPerElement, 2 * pairs * WordsPerElement, buf);
+    for (size_t j = 0; j < pairs; ++j) pair(e + 2 * j, e + m, buf + 2 * j * WordsPerElement);
+  }
+}
+
+ASCEND_RAND_CLONES
+void box_muller_f32_piece(const Store32& store, size_t begin, size_t end, uint64_t key, Counter128 c) {
+  for_each_pair_tile<1>(key, c, begin, end, [&](size_t i, size_t limit, const uint32_t* w) {
+    float e0, e1;
+    box_muller_f32(w[0], w[1], &e0, &e1);
+    store(i, e0);
+    if (i + 1 < limit) store(i + 1, e1);
+  });
+}
+
+ASCEND_RAND_CLONES
+void box_muller_f64_piece(const Store64& store, size_t begin, size_t end, uint64_t key, Counter128 c) {
+  for_each_pair_tile<2>(key, c, begin, end, [&](size_t i, size_t limit, const uint32_t* w) {
+    double e0, e1;
+    box_muller_f64(join64(w[0], w[1]), join64(w[2], w[3]), &e0, &e1);
+    store(i, e0);
+    if (i + 1 < limit) store(i + 1, e1);
+  });
+}
+
+ASCEND_RAND_CLONES
+void truncated_f32_piece(const Store32& store, const TruncParams<float>& t, size_t begin, size_t end,
+                         uint64_t key, Counter128 c) {
+  for_each_tile<1>(key, c, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+    for (size_t i = 0; i < m; ++i) store(e + i, truncated_f32(key, c, e + i, w[i], t));
+  });
+}
+
+ASCEND_RAND_CLONES
+void truncated_f64_piece(const Store64& store, const TruncParams<double>& t, size_t begin, size_t end,
+                         uint64_t key, Counter128 c) {
+  for_each_tile<2>(key, c, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+    for (size_t i = 0; i < m; ++i)
+      store(e + i, truncated_f64(key, c, e + i, join64(w[2 * i], w[2 * i + 1]), t));
+  });
+}
+
 }  // namespace
+
+void normal(void* out, FloatFormat fmt, size_t n, uint64_t key, Counter128 c, NormalMethod method,
+            bool scaled, double loc, double scale) {
+  if (fmt == FloatFormat::kFloat64) {
+    const Store64 store{static_cast<double*>(out), scaled, loc, scale};
+    parallel_for(n, [&](size_t b, size_t e) {
+      if (method == NormalMethod::kBoxMuller)
+        box_muller_f64_piece(store, b, e, key, c);
+      else
+        ziggurat_f64_piece(store, b, e, key, c);
+    });
+    return;
+  }
+  const Store32 store{out, fmt, scaled, static_cast<float>(loc), static_cast<float>(scale)};
+  parallel_for(n, [&](size_t b, size_t e) {
+    if (method == NormalMethod::kBoxMuller)
+      box_muller_f32_piece(store, b, e, key, c);
+    else
+      ziggurat_f32_piece(store, b, e, key, c);
+  });
+}
+
+void truncated_normal(void* out, FloatFormat fmt, size_t n, uint64_t key, Counter128 c,
+                      bool scaled, double loc, double scale, const TruncSpec& s) {
+  const auto method = static_cast<TruncMethod>(s.method);
+  if (fmt == FloatFormat::kFloat64) {
+    const Store64 store{static_cast<double*>(out), scaled, loc, scale};
+    const TruncParams<double> t{method, s.a, s.b, s.width, s.m2, s.lambda, s.mirror};
+    parallel_for(n, [&](size_t b, size_t e) { truncated_f64_piece(store, t, b, e, key, c); });
+    return;
+  }
+  const Store32 store{out, fmt, scaled, static_cast<float>(loc), static_cast<float>(scale)};
+  const TruncParams<float> t{method,
+                             static_cast<float>(s.a),
+                             static_cast<float>(s.b),
+                             static_cast<float>(s.width),
+                             static_cast<float>(s.m2),
+                             static_cast<float>(s.lambda),
+                             s.mirror};
+  parallel_for(n, [&](size_t b, size_t e) { truncated_f32_piece(store, t, b, e, key, c); });
+}
 
 void raw_u32(uint32_t* out, size_t n, uint64_t key, Counter128 c) {
   parallel_for(n, [&](size_t b, size_t e) { raw_u32_piece(out, b, e, key, c); });

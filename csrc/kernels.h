@@ -27,6 +27,25 @@ void uniform_16(uint16_t* out, size_t n, uint64_t key, Counter128 c, Format16 f,
 void integers(void* out, int bytes, size_t n, uint64_t key, Counter128 c, uint64_t low_bits,
               uint64_t range_minus_1);
 
+// The output formats of the float distributions.
+enum class FloatFormat : int { kFloat32 = 0, kFloat64 = 1, kFloat16 = 2, kBFloat16 = 3 };
+
+// Standard normals z, written as fl(fl(z * scale) + loc) when scaled, computed in
+// float32 (float64 for kFloat64) and rounded once to a 16-bit format.
+enum class NormalMethod : int { kZiggurat = 0, kBoxMuller = 1 };
+void normal(void* out, FloatFormat fmt, size_t n, uint64_t key, Counter128 c, NormalMethod method,
+            bool scaled, double loc, double scale);
+
+// Truncated normal on [a, b] in standard units; the method and its constants are
+// chosen in Python (values exact in the output's working precision).
+struct TruncSpec {
+  int method;  // TruncMethod: 0 ziggurat rejection, 1 uniform proposal, 2 exponential proposal
+  double a, b, width, m2, lambda;
+  bool mirror;
+};
+void truncated_normal(void* out, FloatFormat fmt, size_t n, uint64_t key, Counter128 c,
+                      bool scaled, double loc, double scale, const TruncSpec& spec);
+
 // The instruction set the x86-64 clones were selected for on this CPU, for reports.
 const char* simd_level();
 

@@ -4,7 +4,3 @@ Installed as ``ascend_rand.fallback``; file for file the mirror of ``csrc/``.
 Used when the native extension is absent, and as the second implementation
 that tests hold the native core to, bit for bit.
 """
-
-from . import distributions, philox
-
-__all__ = ["distributions", "philox"]

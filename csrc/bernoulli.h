@@ -1,0 +1,69 @@
+// Bernoulli bits and packed dropout masks: the rule of Ascend's
+// StatelessDropOutGenMask (docs/spec.md section 4, docs/spec_bits.md).
+// Mirrors fallback/bernoulli.py.  Header-only, no Python.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "philox.h"
+
+namespace ascend_rand {
+
+// T(p) for p = 1: every word gives a 1.  The bare rule f(w) < 1.0f would give
+// 0 for the top 128 words, whose f(w) rounds up to 1.0f (docs/spec_bits.md).
+constexpr uint64_t kAllOnesThreshold = uint64_t{1} << 32;
+
+// Ascend pads a packed mask to whole 128-bit groups: ceil(n / 128) * 16 bytes.
+constexpr size_t kMaskGroupBits = 128;
+
+ASCEND_RAND_HD size_t mask_bytes(size_t n) {
+  return (n + kMaskGroupBits - 1) / kMaskGroupBits * (kMaskGroupBits / 8);
+}
+
+// The "curand" uniform f(w) = fl32((w + 0.5) * 2^-32): w + 0.5 needs 33 bits,
+// so the double product is exact and the cast is the one rounding.
+ASCEND_RAND_HD float curand_uniform(uint32_t w) {
+  return static_cast<float>((static_cast<double>(w) + 0.5) * 0x1p-32);
+}
+
+// Per-element probability p (a float32): the float comparison, with p = 1
+// keeping every word like the integer threshold T(1) = 2^32 does.
+ASCEND_RAND_HD uint8_t bernoulli_bit(uint32_t w, float p) {
+  return static_cast<uint8_t>((p == 1.0f) | (curand_uniform(w) < p));
+}
+
+// One threshold T in [1, 2^32] for the whole draw: w < T, compared in 32 bits
+// as w <= T - 1.  (T = 0 never reaches the word loop: it is all zeros.)
+ASCEND_RAND_HD uint8_t bernoulli_bit_below(uint32_t w, uint32_t threshold_minus_1) {
+  return static_cast<uint8_t>(w <= threshold_minus_1);
+}
+
+// Eight 0/1 bytes -> one mask byte, bit k = byte k (numpy packbits with
+// bitorder="little").  The multiply moves byte k's low bit to bit 56 + k; the
+// eight partial products land on distinct bits, so nothing carries.
+inline uint8_t pack8(const uint8_t* bits) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t x;
+  std::memcpy(&x, bits, sizeof x);
+  return static_cast<uint8_t>((x * 0x0102040810204080ull) >> 56);
+#else
+  uint8_t b = 0;
+  for (int k = 0; k < 8; ++k) b = static_cast<uint8_t>(b | (bits[k] << k));
+  return b;
+#endif
+}
+
+// -- whole-draw entry points (csrc/kernels_bits.cpp) ---------------------------------------------
+
+// n bits as 0/1 bytes.  probs == nullptr: bit i = word i < threshold
+// (threshold in [0, 2^32]); otherwise bit i = bernoulli_bit(word i, probs[i]).
+void bernoulli(uint8_t* out, size_t n, uint64_t key, Counter128 c, uint64_t threshold,
+               const float* probs);
+
+// The same n bits packed into mask_bytes(n) bytes, padding bits and bytes 0.
+void bernoulli_packed(uint8_t* out, size_t n, uint64_t key, Counter128 c, uint64_t threshold,
+                      const float* probs);
+
+}  // namespace ascend_rand

@@ -1,0 +1,88 @@
+// pybind11 bindings of the Bernoulli, mask and permutation kernels: convert
+// arguments, check the buffers the core reads and writes, release the GIL.
+// Argument validation happens once, in Python (ascend_rand/_bits.py).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "bernoulli.h"
+#include "permutation.h"
+
+namespace py = pybind11;
+using ascend_rand::Counter128;
+
+namespace {
+
+// The writable, C-contiguous data of `out`: `size` items of `itemsize` bytes.
+void* output_data(py::array& out, py::ssize_t itemsize, size_t size, const char* what) {
+  if (!(out.flags() & py::array::c_style))
+    throw py::value_error(std::string(what) + ": out must be C-contiguous");
+  if (!out.writeable()) throw py::value_error(std::string(what) + ": out is not writable");
+  if (out.itemsize() != itemsize)
+    throw py::type_error(std::string(what) + ": out has item size " +
+                         std::to_string(out.itemsize()) + ", expected " + std::to_string(itemsize));
+  if (static_cast<size_t>(out.size()) != size)
+    throw py::value_error(std::string(what) + ": out has " + std::to_string(out.size()) +
+                          " items, expected " + std::to_string(size));
+  return out.mutable_data();
+}
+
+// nullptr for None; otherwise the data of a C-contiguous float32 array of n items.
+const float* probabilities(const py::object& probs, size_t n, const char* what) {
+  if (probs.is_none()) return nullptr;
+  if (!py::isinstance<py::array_t<float>>(probs))
+    throw py::type_error(std::string(what) + ": probs must be a float32 array");
+  const auto arr = py::reinterpret_borrow<py::array>(probs);
+  if (!(arr.flags() & py::array::c_style))
+    throw py::value_error(std::string(what) + ": probs must be C-contiguous");
+  if (static_cast<size_t>(arr.size()) != n)
+    throw py::value_error(std::string(what) + ": probs has " + std::to_string(arr.size()) +
+                          " items, expected " + std::to_string(n));
+  return static_cast<const float*>(arr.data());
+}
+
+void check_threshold(uint64_t threshold, const char* what) {
+  if (threshold > ascend_rand::kAllOnesThreshold)
+    throw py::value_error(std::string(what) + ": threshold must be <= 2**32");
+}
+
+void bernoulli(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t threshold,
+               const py::object& probs) {
+  const size_t n = static_cast<size_t>(out.size());
+  check_threshold(threshold, "bernoulli");
+  auto* p = static_cast<uint8_t*>(output_data(out, 1, n, "bernoulli"));
+  const float* pr = probabilities(probs, n, "bernoulli");
+  py::gil_scoped_release release;
+  ascend_rand::bernoulli(p, n, key, Counter128{lo, hi}, threshold, pr);
+}
+
+void bernoulli_packed(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
+                      uint64_t threshold, const py::object& probs) {
+  check_threshold(threshold, "bernoulli_packed");
+  const size_t bits = static_cast<size_t>(n);
+  auto* p = static_cast<uint8_t*>(
+      output_data(out, 1, ascend_rand::mask_bytes(bits), "bernoulli_packed"));
+  const float* pr = probabilities(probs, bits, "bernoulli_packed");
+  py::gil_scoped_release release;
+  ascend_rand::bernoulli_packed(p, bits, key, Counter128{lo, hi}, threshold, pr);
+}
+
+void permutation(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n) {
+  const size_t k = static_cast<size_t>(out.size());
+  if (k > n) throw py::value_error("permutation: out is longer than n");
+  auto* p = static_cast<uint64_t*>(output_data(out, 8, k, "permutation"));
+  py::gil_scoped_release release;
+  ascend_rand::permutation(p, k, static_cast<size_t>(n), key, Counter128{lo, hi});
+}
+
+}  // namespace
+
+void bind_bits(py::module_& m) {
+  m.def("bernoulli", &bernoulli, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
+        py::arg("ctr_hi"), py::arg("threshold"), py::arg("probs"));
+  m.def("bernoulli_packed", &bernoulli_packed, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
+        py::arg("ctr_hi"), py::arg("n"), py::arg("threshold"), py::arg("probs"));
+  m.def("permutation", &permutation, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
+        py::arg("ctr_hi"), py::arg("n"));
+}

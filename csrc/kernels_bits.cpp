@@ -1,0 +1,107 @@
+// Whole-draw kernels for Bernoulli bits, packed dropout masks and
+// permutations.  Same structure as kernels.cpp: parallel_for splits the
+// elements, and the per-piece workers are compiled per ISA (dispatch.h).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "bernoulli.h"
+#include "dispatch.h"
+#include "distributions.h"
+#include "parallel.h"
+#include "permutation.h"
+
+namespace ascend_rand {
+namespace {
+
+// Bits of elements [first, first + m) from their words, as 0/1 bytes.
+inline void bits_of(const uint32_t* w, size_t m, size_t first, uint64_t threshold,
+                    const float* probs, uint8_t* bits) {
+  if (probs != nullptr) {
+    const float* p = probs + first;
+    for (size_t i = 0; i < m; ++i) bits[i] = bernoulli_bit(w[i], p[i]);
+  } else {
+    const uint32_t t1 = static_cast<uint32_t>(threshold - 1);  // threshold >= 1 here
+    for (size_t i = 0; i < m; ++i) bits[i] = bernoulli_bit_below(w[i], t1);
+  }
+}
+
+ASCEND_RAND_CLONES
+void bernoulli_piece(uint8_t* out, size_t begin, size_t end, uint64_t key, Counter128 c,
+                     uint64_t threshold, const float* probs) {
+  for_each_tile<1>(key, c, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+    bits_of(w, m, e, threshold, probs, out + e);
+  });
+}
+
+// Bits [begin, end) of a packed mask of n bits; begin and end are multiples of
+// 8 (parallel_for's pieces are multiples of 64), so a piece owns whole bytes,
+// padding included.
+ASCEND_RAND_CLONES
+void bernoulli_packed_piece(uint8_t* out, size_t n, size_t begin, size_t end, uint64_t key,
+                            Counter128 c, uint64_t threshold, const float* probs) {
+  const size_t stop = std::min(end, n);
+  size_t pad_from = begin / 8;
+  if (begin < stop) {
+    for_each_tile<1>(key, c, begin, stop, [=](size_t e, size_t m, const uint32_t* w) {
+      alignas(64) uint8_t bits[kTileElements + 8];
+      bits_of(w, m, e, threshold, probs, bits);
+      const size_t whole = m / 8;
+      uint8_t* dst = out + e / 8;
+      for (size_t j = 0; j < whole; ++j) dst[j] = pack8(bits + 8 * j);
+      if (m % 8 != 0) {  // the last byte of the mask's bits: zero padding bits
+        std::memset(bits + m, 0, 8 - m % 8);
+        dst[whole] = pack8(bits + 8 * whole);
+      }
+    });
+    pad_from = (stop + 7) / 8;
+  }
+  if (end / 8 > pad_from) std::memset(out + pad_from, 0, end / 8 - pad_from);
+}
+
+ASCEND_RAND_CLONES
+void permutation_keys_piece(KeyIndex* keyed, size_t begin, size_t end, uint64_t key, Counter128 c) {
+  for_each_tile<2>(key, c, begin, end, [keyed](size_t e, size_t m, const uint32_t* w) {
+    for (size_t i = 0; i < m; ++i)
+      keyed[e + i] = KeyIndex{permutation_key(w[2 * i], w[2 * i + 1]), static_cast<uint64_t>(e + i)};
+  });
+}
+
+}  // namespace
+
+void bernoulli(uint8_t* out, size_t n, uint64_t key, Counter128 c, uint64_t threshold,
+               const float* probs) {
+  if (probs == nullptr && (threshold == 0 || threshold == kAllOnesThreshold)) {
+    std::memset(out, threshold == 0 ? 0 : 1, n);  // p = 0 or 1: no words needed
+    return;
+  }
+  parallel_for(n, [&](size_t b, size_t e) { bernoulli_piece(out, b, e, key, c, threshold, probs); });
+}
+
+void bernoulli_packed(uint8_t* out, size_t n, uint64_t key, Counter128 c, uint64_t threshold,
+                      const float* probs) {
+  const size_t nbytes = mask_bytes(n);
+  if (probs == nullptr && (threshold == 0 || threshold == kAllOnesThreshold)) {
+    const bool ones = threshold != 0;
+    size_t done = n / 8;
+    std::memset(out, ones ? 0xFF : 0, done);
+    if (n % 8 != 0) out[done++] = ones ? static_cast<uint8_t>((1u << (n % 8)) - 1) : 0;
+    std::memset(out + done, 0, nbytes - done);
+    return;
+  }
+  parallel_for(nbytes * 8, [&](size_t b, size_t e) {
+    bernoulli_packed_piece(out, n, b, e, key, c, threshold, probs);
+  });
+}
+
+void permutation(uint64_t* out, size_t k, size_t n, uint64_t key, Counter128 c) {
+  std::unique_ptr<KeyIndex[]> keyed(new KeyIndex[n]);
+  KeyIndex* first = keyed.get();
+  parallel_for(n, [&](size_t b, size_t e) { permutation_keys_piece(first, b, e, key, c); });
+  // (key, index) is a total order, so the k smallest and their order are unique.
+  if (k < n) std::nth_element(first, first + k, first + n);
+  std::sort(first, first + k);
+  for (size_t i = 0; i < k; ++i) out[i] = first[i].index;
+}
+
+}  // namespace ascend_rand

@@ -1,0 +1,241 @@
+// Normal distributions: ziggurat (the default), Box-Muller (the Ascend /
+// TensorFlow pairing) and the truncated normal.  Mirrors fallback/normal.py;
+// docs/spec.md "Normal distributions" is the rule.  Every floating-point step is
+// an IEEE operation of the stated precision or one of csrc/detmath.h's kernels.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "detmath.h"
+#include "distributions.h"
+#include "philox.h"
+#include "ziggurat_tables.h"
+
+namespace ascend_rand {
+
+// -- the retry region --------------------------------------------------------------------------
+// Rejected elements draw again from blocks addressed by (element, attempt) alone:
+// block R(i, a) = C + 2^63 + i * 2^10 + a, a < 2^10.  A draw's own words use
+// blocks C .. C + n/4, far below 2^63, so the regions never meet.
+constexpr uint64_t kRetryBase = uint64_t{1} << 63;
+constexpr int kRetryShift = 10;
+constexpr uint32_t kRetryBlocks = 1u << kRetryShift;
+
+inline void retry_block(uint64_t key, Counter128 c, uint64_t i, uint32_t a, uint32_t out[4]) {
+  counter_words(counter_add(c, kRetryBase + (i << kRetryShift) + a), out);
+  philox4x32_10(out, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32));
+}
+
+// Open (0, 1) uniforms: odd multiples of 2^-24 (2^-53), exact and never 0 or 1.
+inline float open_unit_float32(uint32_t w) {
+  return static_cast<float>((w >> 9) * 2u + 1u) * 0x1p-24f;
+}
+inline double open_unit_float64(uint64_t u) {
+  return static_cast<double>((u >> 12) * 2u + 1u) * 0x1p-53;
+}
+
+inline uint64_t join64(uint32_t hi, uint32_t lo) { return (static_cast<uint64_t>(hi) << 32) | lo; }
+
+inline float negate_if(float x, uint32_t sign) { return sign ? -x : x; }
+inline double negate_if(double x, uint64_t sign) { return sign ? -x : x; }
+
+// -- ziggurat, float32 -------------------------------------------------------------------------
+// Word: bits 0-7 layer, bit 8 sign, bits 9-31 magnitude (23 bits).
+
+inline bool ziggurat_f32_fast(uint32_t w, float* z) {
+  const uint32_t layer = w & 0xFFu;
+  const uint32_t mag = w >> 9;
+  *z = negate_if(static_cast<float>(mag) * ziggurat::kW_f32[layer], (w >> 8) & 1u);
+  return mag < ziggurat::kK_f32[layer];
+}
+
+// One attempt: layered word w, auxiliary words for the wedge or tail test.
+inline bool ziggurat_f32_attempt(uint32_t w, uint32_t aux1, uint32_t aux2, float* z) {
+  const uint32_t layer = w & 0xFFu;
+  const uint32_t sign = (w >> 8) & 1u;
+  const uint32_t mag = w >> 9;
+  const float x = static_cast<float>(mag) * ziggurat::kW_f32[layer];
+  *z = negate_if(x, sign);
+  if (mag < ziggurat::kK_f32[layer]) return true;
+  if (layer == 0) {  // the tail beyond r (Marsaglia 1964)
+    const float xt = -log_f32(open_unit_float32(aux1)) * ziggurat::kInvR_f32;
+    const float yt = -log_f32(open_unit_float32(aux2));
+    if (yt + yt > xt * xt) {
+      *z = negate_if(ziggurat::kR_f32 + xt, sign);
+      return true;
+    }
+    return false;
+  }
+  const float f0 = ziggurat::kF_f32[layer];
+  const float y = f0 + unit_float32(aux1) * (ziggurat::kF_f32[layer + 1] - f0);
+  return y < exp_f32(-0.5f * (x * x));
+}
+
+// Attempts 0, 1, ... for element i whose first word is w0, until one is accepted
+// and passes `keep`; false if all 2^10 fail (then *z is the last candidate).
+template <class Keep>
+inline bool ziggurat_f32_retry(uint64_t key, Counter128 c, uint64_t i, uint32_t w0, Keep keep,
+                               float* z) {
+  for (uint32_t a = 0; a < kRetryBlocks; ++a) {
+    uint32_t b[4];
+    retry_block(key, c, i, a, b);
+    if (ziggurat_f32_attempt(a == 0 ? w0 : b[0], b[1], b[2], z) && keep(*z)) return true;
+  }
+  return false;
+}
+
+// -- ziggurat, float64 -------------------------------------------------------------------------
+// Element i reads u = (word 2i << 32) | word 2i+1: bits 0-7 layer, bit 8 sign,
+// bits 12-63 magnitude (52 bits).  Attempt a uses blocks R(i, 2a) and R(i, 2a+1).
+
+inline bool ziggurat_f64_fast(uint64_t u, double* z) {
+  const uint32_t layer = static_cast<uint32_t>(u & 0xFFu);
+  const uint64_t mag = u >> 12;
+  *z = negate_if(static_cast<double>(mag) * ziggurat::kW_f64[layer], (u >> 8) & 1u);
+  return mag < ziggurat::kK_f64[layer];
+}
+
+inline bool ziggurat_f64_attempt(uint64_t u, uint64_t aux1, uint64_t aux2, double* z) {
+  const uint32_t layer = static_cast<uint32_t>(u & 0xFFu);
+  const uint64_t sign = (u >> 8) & 1u;
+  const uint64_t mag = u >> 12;
+  const double x = static_cast<double>(mag) * ziggurat::kW_f64[layer];
+  *z = negate_if(x, sign);
+  if (mag < ziggurat::kK_f64[layer]) return true;
+  if (layer == 0) {
+    const double xt = -log_f64(open_unit_float64(aux1)) * ziggurat::kInvR_f64;
+    const double yt = -log_f64(open_unit_float64(aux2));
+    if (yt + yt > xt * xt) {
+      *z = negate_if(ziggurat::kR_f64 + xt, sign);
+      return true;
+    }
+    return false;
+  }
+  const double f0 = ziggurat::kF_f64[layer];
+  const double y = f0 + unit_float64(static_cast<uint32_t>(aux1 >> 32), static_cast<uint32_t>(aux1)) *
+                            (ziggurat::kF_f64[layer + 1] - f0);
+  return y < exp_f64(-0.5 * (x * x));
+}
+
+template <class Keep>
+inline bool ziggurat_f64_retry(uint64_t key, Counter128 c, uint64_t i, uint64_t u0, Keep keep,
+                               double* z) {
+  for (uint32_t a = 0; a < kRetryBlocks / 2; ++a) {
+    uint32_t b0[4], b1[4];
+    retry_block(key, c, i, 2 * a, b0);
+    retry_block(key, c, i, 2 * a + 1, b1);
+    const uint64_t u = a == 0 ? u0 : join64(b0[0], b0[1]);
+    if (ziggurat_f64_attempt(u, join64(b0[2], b0[3]), join64(b1[0], b1[1]), z) && keep(*z))
+      return true;
+  }
+  return false;
+}
+
+// -- Box-Muller ---------------------------------------------------------------------------------
+// Pair j: u1 = max(U(word 2j), 1e-7), t = 2pi * U(word 2j+1), r = sqrt(-2 log u1),
+// element 2j = r sin t, element 2j+1 = r cos t (TensorFlow's BoxMullerFloat order).
+
+inline void box_muller_f32(uint32_t w0, uint32_t w1, float* e0, float* e1) {
+  float u1 = unit_float32(w0);
+  u1 = u1 < 1e-7f ? 1e-7f : u1;
+  const float t = 6.2831855f * unit_float32(w1);
+  const float r = std::sqrt(-2.0f * log_f32(u1));
+  float s, c;
+  sincos_f32(t, &s, &c);
+  *e0 = r * s;
+  *e1 = r * c;
+}
+
+// float64: pair j reads words 4j .. 4j+3 (two float64 uniforms).
+inline void box_muller_f64(uint64_t a, uint64_t b, double* e0, double* e1) {
+  double u1 = unit_float64(static_cast<uint32_t>(a >> 32), static_cast<uint32_t>(a));
+  u1 = u1 < 1e-7 ? 1e-7 : u1;
+  const double t = 6.283185307179586 * unit_float64(static_cast<uint32_t>(b >> 32), static_cast<uint32_t>(b));
+  const double r = std::sqrt(-2.0 * log_f64(u1));
+  *e0 = r * sin_f64(t);
+  *e1 = r * cos_f64(t);
+}
+
+// -- truncated normal -------------------------------------------------------------------------
+// Standard-unit bounds [a, b]; the method is chosen once, in Python, from a and b.
+enum class TruncMethod : int { kZiggurat = 0, kUniform = 1, kExponential = 2 };
+
+template <class T>
+struct TruncParams {
+  TruncMethod method;
+  T a, b;       // bounds in standard units (after the mirror for kExponential)
+  T width;      // fl(b - a), kUniform
+  T m2;         // square of the point of [a, b] nearest 0, kUniform
+  T lambda;     // rate of the exponential proposal, kExponential
+  bool mirror;  // kExponential on [-b, -a]: negate the result
+};
+
+// One proposal attempt of the uniform / exponential methods from uniforms p, q.
+inline bool trunc_attempt_f32(const TruncParams<float>& t, uint32_t p, uint32_t q, float* z) {
+  if (t.method == TruncMethod::kUniform) {
+    *z = t.a + unit_float32(p) * t.width;
+    return unit_float32(q) < exp_f32(0.5f * (t.m2 - *z * *z));
+  }
+  const float x = t.a + (-log_f32(open_unit_float32(p))) / t.lambda;
+  const float d = x - t.lambda;
+  *z = t.mirror ? -x : x;
+  return x <= t.b && unit_float32(q) < exp_f32(-0.5f * (d * d));
+}
+
+inline bool trunc_attempt_f64(const TruncParams<double>& t, uint64_t p, uint64_t q, double* z) {
+  if (t.method == TruncMethod::kUniform) {
+    *z = t.a + unit_float64(static_cast<uint32_t>(p >> 32), static_cast<uint32_t>(p)) * t.width;
+    return unit_float64(static_cast<uint32_t>(q >> 32), static_cast<uint32_t>(q)) <
+           exp_f64(0.5 * (t.m2 - *z * *z));
+  }
+  const double x = t.a + (-log_f64(open_unit_float64(p))) / t.lambda;
+  const double d = x - t.lambda;
+  *z = t.mirror ? -x : x;
+  return x <= t.b && unit_float64(static_cast<uint32_t>(q >> 32), static_cast<uint32_t>(q)) <
+                         exp_f64(-0.5 * (d * d));
+}
+
+template <class T>
+inline T clamp_to(T z, T lo, T hi) {
+  return z < lo ? lo : (z > hi ? hi : z);
+}
+
+// Element i of a float32 truncated normal, first word w0.
+inline float truncated_f32(uint64_t key, Counter128 c, uint64_t i, uint32_t w0,
+                           const TruncParams<float>& t) {
+  float z = 0.0f;
+  if (t.method == TruncMethod::kZiggurat) {
+    if (ziggurat_f32_fast(w0, &z) && z >= t.a && z <= t.b) return z;
+    const float a = t.a, b = t.b;
+    if (ziggurat_f32_retry(key, c, i, w0, [a, b](float v) { return v >= a && v <= b; }, &z)) return z;
+    return clamp_to(z, a, b);
+  }
+  for (uint32_t k = 0; k < kRetryBlocks; ++k) {
+    uint32_t blk[4];
+    retry_block(key, c, i, k, blk);
+    if (trunc_attempt_f32(t, k == 0 ? w0 : blk[0], blk[1], &z)) return z;
+  }
+  return t.mirror ? clamp_to(z, -t.b, -t.a) : clamp_to(z, t.a, t.b);
+}
+
+inline double truncated_f64(uint64_t key, Counter128 c, uint64_t i, uint64_t u0,
+                            const TruncParams<double>& t) {
+  double z = 0.0;
+  if (t.method == TruncMethod::kZiggurat) {
+    if (ziggurat_f64_fast(u0, &z) && z >= t.a && z <= t.b) return z;
+    const double a = t.a, b = t.b;
+    if (ziggurat_f64_retry(key, c, i, u0, [a, b](double v) { return v >= a && v <= b; }, &z)) return z;
+    return clamp_to(z, a, b);
+  }
+  for (uint32_t k = 0; k < kRetryBlocks; ++k) {
+    uint32_t blk[4];
+    retry_block(key, c, i, k, blk);
+    const uint64_t p = k == 0 ? u0 : join64(blk[0], blk[1]);
+    if (trunc_attempt_f64(t, p, join64(blk[2], blk[3]), &z)) return z;
+  }
+  return t.mirror ? clamp_to(z, -t.b, -t.a) : clamp_to(z, t.a, t.b);
+}
+
+}  // namespace ascend_rand

@@ -1,0 +1,73 @@
+"""Bernoulli bits and packed dropout masks in vectorised NumPy.
+
+Mirrors ``csrc/bernoulli.h`` and the Bernoulli kernels of
+``csrc/kernels_bits.cpp``; docs/spec_bits.md is the rule (Ascend's
+StatelessDropOutGenMask).  Each kernel fills a flat, C-contiguous ``out`` that
+the Python layer has already validated and allocated.
+"""
+
+import numpy as np
+
+from . import philox
+
+# T(p) for p = 1: every word gives a 1 (docs/spec_bits.md, the special case).
+ALL_ONES_THRESHOLD = 1 << 32
+# Ascend pads a packed mask to whole 128-bit groups.
+MASK_GROUP_BITS = 128
+
+
+def mask_bytes(n):
+    """Length of the packed mask of ``n`` bits: ceil(n / 128) * 16 bytes."""
+    return -(-n // MASK_GROUP_BITS) * (MASK_GROUP_BITS // 8)
+
+
+def curand_uniform(w):
+    """f(w) = fl32((w + 0.5) * 2**-32): exact in float64, rounded once to float32."""
+    return ((w.astype(np.float64) + 0.5) * 2.0 ** -32).astype(np.float32)
+
+
+def bits(w, threshold, probs):
+    """The Bernoulli bits of the words ``w`` (uint32), as a bool array.
+
+    ``probs is None``: w < threshold, threshold in [1, 2**32].  Otherwise the
+    float rule f(w) < p with p = 1 keeping everything, per element.
+    """
+    if probs is not None:
+        return (probs == np.float32(1.0)) | (curand_uniform(w) < probs)
+    return w <= np.uint32(threshold - 1)
+
+
+def _constant(threshold, probs):
+    """0 or 1 when the threshold alone decides every bit (no words needed), else None."""
+    if probs is None and threshold in (0, ALL_ONES_THRESHOLD):
+        return 0 if threshold == 0 else 1
+    return None
+
+
+def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs):
+    """Bit i of word i as 0/1 into ``out`` (bool or uint8, n elements)."""
+    const = _constant(threshold, probs)
+    if const is not None:
+        out[...] = const
+        return
+    for start, w in philox.word_chunks(key, (ctr_lo, ctr_hi), out.size):
+        p = None if probs is None else probs[start:start + w.size]
+        out[start:start + w.size] = bits(w, threshold, p)
+
+
+def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs):
+    """The n bits packed little-endian into ``out`` (uint8, mask_bytes(n)), padding 0."""
+    const = _constant(threshold, probs)
+    if const is not None:
+        whole = n // 8
+        out[:whole] = 0xFF if const else 0
+        out[whole:] = 0
+        if n % 8 and const:
+            out[whole] = (1 << (n % 8)) - 1
+        return
+    # word_chunks' pieces are multiples of 8 words, so each packs into whole bytes.
+    for start, w in philox.word_chunks(key, (ctr_lo, ctr_hi), n):
+        p = None if probs is None else probs[start:start + w.size]
+        packed = np.packbits(bits(w, threshold, p), bitorder="little")
+        out[start // 8:start // 8 + packed.size] = packed
+    out[-(-n // 8):] = 0

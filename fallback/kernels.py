@@ -1,0 +1,22 @@
+"""The NumPy backend's kernel table: the same entry points as ``ascend_rand._native``.
+
+Mirrors ``csrc/kernels.cpp``, ``csrc/kernels_bits.cpp`` and their bindings:
+each kernel fills a flat, validated ``out`` from the stream
+``(key, (ctr_lo, ctr_hi))``.
+"""
+
+from .bernoulli import bernoulli, bernoulli_packed
+from .distributions import integers, raw, uniform
+from .normal import normal, truncated_normal
+from .permutation import permutation
+
+__all__ = [
+    "bernoulli",
+    "bernoulli_packed",
+    "integers",
+    "normal",
+    "permutation",
+    "raw",
+    "truncated_normal",
+    "uniform",
+]

@@ -1,0 +1,292 @@
+"""Normal distributions in vectorised NumPy: ziggurat, Box-Muller, truncated normal.
+
+Mirrors ``csrc/normal.h`` operation for operation (docs/spec.md section 5).
+Every float step is a float32 (or float64) NumPy array operation, which is one
+IEEE operation per element, or a kernel of ``detmath``; the rare elements the
+samplers reject are redrawn, all together per attempt, from the retry region.
+"""
+
+import numpy as np
+
+from . import detmath, philox
+from . import ziggurat_tables as zt
+from .distributions import (
+    FORMAT_BFLOAT16,
+    FORMAT_FLOAT16,
+    _unit_float32,
+    round_f64_to_16,
+)
+
+RETRY_BASE = 1 << 63
+RETRY_SHIFT = 10
+RETRY_BLOCKS = 1 << RETRY_SHIFT
+
+_W32 = np.array(zt.W_F32, dtype=np.float32)
+_K32 = np.array(zt.K_F32, dtype=np.uint32)
+_F32 = np.array(zt.F_F32, dtype=np.float32)
+_R32 = np.float32(zt.R_F32)
+_INV_R32 = np.float32(zt.INV_R_F32)
+_W64 = np.array(zt.W_F64, dtype=np.float64)
+_K64 = np.array(zt.K_F64, dtype=np.uint64)
+_F64 = np.array(zt.F_F64, dtype=np.float64)
+_R64 = zt.R_F64
+_INV_R64 = zt.INV_R_F64
+
+_U8 = np.uint32(8)
+_U9 = np.uint32(9)
+_LAYER = np.uint32(0xFF)
+_ONE = np.uint32(1)
+_S32 = np.uint64(32)
+
+METHOD_ZIGGURAT = 0
+METHOD_UNIFORM = 1
+METHOD_EXPONENTIAL = 2
+
+
+def retry_blocks(key, counter, element, attempt):
+    """Block R(i, a) = C + 2**63 + i * 2**10 + a for the elements ``element`` (uint64 array)."""
+    offsets = np.uint64(RETRY_BASE + attempt) + (element << np.uint64(RETRY_SHIFT))
+    return philox.blocks_at(key, counter, offsets)
+
+
+def _join64(hi, lo):
+    return (hi.astype(np.uint64) << _S32) | lo.astype(np.uint64)
+
+
+def _unit_float64(u):
+    bits = (u & np.uint64((1 << 52) - 1)) | np.uint64(1023 << 52)
+    return bits.view(np.float64) - 1.0
+
+
+def _open_unit_float32(w):
+    return ((w >> _U9) * np.uint32(2) + _ONE).astype(np.float32) * np.float32(2.0 ** -24)
+
+
+def _open_unit_float64(u):
+    return ((u >> np.uint64(12)) * np.uint64(2) + np.uint64(1)).astype(np.float64) * 2.0 ** -53
+
+
+def _negate_if(x, sign):
+    return np.where(sign != 0, -x, x)
+
+
+# -- ziggurat ------------------------------------------------------------------------------------
+
+def _zig_f32_fast(w):
+    layer = w & _LAYER
+    mag = w >> _U9
+    z = _negate_if(mag.astype(np.float32) * _W32[layer], (w >> _U8) & _ONE)
+    return z, mag < _K32[layer]
+
+
+def _zig_f32_attempt(w, aux1, aux2):
+    layer = w & _LAYER
+    sign = (w >> _U8) & _ONE
+    mag = w >> _U9
+    x = mag.astype(np.float32) * _W32[layer]
+    z = _negate_if(x, sign)
+    ok = mag < _K32[layer]
+    tail = ~ok & (layer == 0)
+    xt = -detmath.log_f32(_open_unit_float32(aux1)) * _INV_R32
+    yt = -detmath.log_f32(_open_unit_float32(aux2))
+    tail_ok = tail & ((yt + yt) > (xt * xt))
+    z = np.where(tail_ok, _negate_if(_R32 + xt, sign), z)
+    wedge = ~ok & (layer != 0)
+    f0 = _F32[layer]
+    y = f0 + _unit_float32(aux1) * (_F32[layer + 1] - f0)
+    wedge_ok = wedge & (y < detmath.exp_f32(np.float32(-0.5) * (x * x)))
+    return z, ok | tail_ok | wedge_ok
+
+
+def _zig_f64_fast(u):
+    layer = (u & np.uint64(0xFF)).astype(np.intp)
+    mag = u >> np.uint64(12)
+    z = _negate_if(mag.astype(np.float64) * _W64[layer], (u >> np.uint64(8)) & np.uint64(1))
+    return z, mag < _K64[layer]
+
+
+def _zig_f64_attempt(u, aux1, aux2):
+    layer = (u & np.uint64(0xFF)).astype(np.intp)
+    sign = (u >> np.uint64(8)) & np.uint64(1)
+    mag = u >> np.uint64(12)
+    x = mag.astype(np.float64) * _W64[layer]
+    z = _negate_if(x, sign)
+    ok = mag < _K64[layer]
+    tail = ~ok & (layer == 0)
+    xt = -detmath.log_f64(_open_unit_float64(aux1)) * _INV_R64
+    yt = -detmath.log_f64(_open_unit_float64(aux2))
+    tail_ok = tail & ((yt + yt) > (xt * xt))
+    z = np.where(tail_ok, _negate_if(_R64 + xt, sign), z)
+    wedge = ~ok & (layer != 0)
+    f0 = _F64[layer]
+    y = f0 + _unit_float64(aux1) * (_F64[layer + 1] - f0)
+    wedge_ok = wedge & (y < detmath.exp_f64(-0.5 * (x * x)))
+    return z, ok | tail_ok | wedge_ok
+
+
+def _ziggurat_f32(key, counter, start, w, keep=None):
+    """Standard normals (float32) for elements start.. from their first words ``w``.
+
+    ``keep(z)`` adds a condition to acceptance (the truncated normal); elements
+    that exhaust all attempts keep their last candidate and are returned as
+    ``failed`` indices.
+    """
+    z, ok = _zig_f32_fast(w)
+    if keep is not None:
+        ok &= keep(z)
+    pending = np.flatnonzero(~ok)
+    w0 = w[pending]
+    for a in range(RETRY_BLOCKS):
+        if pending.size == 0:
+            break
+        b = retry_blocks(key, counter, pending.astype(np.uint64) + np.uint64(start), a)
+        cand, acc = _zig_f32_attempt(w0 if a == 0 else b[:, 0], b[:, 1], b[:, 2])
+        if keep is not None:
+            acc &= keep(cand)
+        z[pending] = cand
+        pending, w0 = pending[~acc], w0[~acc]
+    return z, pending
+
+
+def _ziggurat_f64(key, counter, start, u, keep=None):
+    z, ok = _zig_f64_fast(u)
+    if keep is not None:
+        ok &= keep(z)
+    pending = np.flatnonzero(~ok)
+    u0 = u[pending]
+    for a in range(RETRY_BLOCKS // 2):
+        if pending.size == 0:
+            break
+        element = pending.astype(np.uint64) + np.uint64(start)
+        b0 = retry_blocks(key, counter, element, 2 * a)
+        b1 = retry_blocks(key, counter, element, 2 * a + 1)
+        layered = u0 if a == 0 else _join64(b0[:, 0], b0[:, 1])
+        cand, acc = _zig_f64_attempt(layered, _join64(b0[:, 2], b0[:, 3]), _join64(b1[:, 0], b1[:, 1]))
+        if keep is not None:
+            acc &= keep(cand)
+        z[pending] = cand
+        pending, u0 = pending[~acc], u0[~acc]
+    return z, pending
+
+
+# -- Box-Muller ----------------------------------------------------------------------------------
+
+def _box_muller_f32(w):
+    """Pairs (w[2j], w[2j+1]) -> elements 2j (sine) and 2j+1 (cosine)."""
+    u1 = _unit_float32(w[0::2])
+    u1 = np.where(u1 < np.float32(1e-7), np.float32(1e-7), u1)
+    t = np.float32(6.2831855) * _unit_float32(w[1::2])
+    r = np.sqrt(np.float32(-2.0) * detmath.log_f32(u1))
+    s, c = detmath.sincos_f32(t)
+    z = np.empty(w.size, dtype=np.float32)
+    z[0::2] = r * s
+    z[1::2] = r * c
+    return z
+
+
+def _box_muller_f64(w):
+    """Pairs read words 4j..4j+3: two float64 uniforms."""
+    q = w.reshape(-1, 4)
+    u1 = _unit_float64(_join64(q[:, 0], q[:, 1]))
+    u1 = np.where(u1 < 1e-7, 1e-7, u1)
+    t = 6.283185307179586 * _unit_float64(_join64(q[:, 2], q[:, 3]))
+    r = np.sqrt(-2.0 * detmath.log_f64(u1))
+    z = np.empty(2 * q.shape[0], dtype=np.float64)
+    z[0::2] = r * detmath.sin_f64(t)
+    z[1::2] = r * detmath.cos_f64(t)
+    return z
+
+
+# -- output --------------------------------------------------------------------------------------
+
+def _store(out, start, z, fmt, loc, scale, scaled):
+    """fl(fl(z * scale) + loc) in float32 (float64 for float64), then 16-bit rounding."""
+    count = min(z.size, out.size - start)
+    z = z[:count]
+    if fmt == "float64":
+        out[start:start + count] = z * scale + loc if scaled else z
+        return
+    if scaled:
+        z = z * np.float32(scale) + np.float32(loc)
+    if fmt == "float32":
+        out[start:start + count] = z
+    else:
+        f16 = FORMAT_FLOAT16 if fmt == "float16" else FORMAT_BFLOAT16
+        out[start:start + count] = round_f64_to_16(z.astype(np.float64), f16)
+
+
+def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled):
+    """Standard normals scaled by ``scale`` and shifted by ``loc`` (docs/spec.md 5)."""
+    counter = (ctr_lo, ctr_hi)
+    per = 2 if fmt == "float64" else 1
+    n = out.size
+    if method == "box_muller":
+        n += n & 1  # an odd tail element still consumes its whole pair
+    for start, w in philox.word_chunks(key, counter, per * n, per):
+        if method == "box_muller":
+            z = _box_muller_f64(w) if per == 2 else _box_muller_f32(w)
+        elif per == 2:
+            z, _ = _ziggurat_f64(key, counter, start, _join64(w[0::2], w[1::2]))
+        else:
+            z, _ = _ziggurat_f32(key, counter, start, w)
+        _store(out, start, z, fmt, loc, scale, scaled)
+
+
+# -- truncated normal ----------------------------------------------------------------------------
+
+def _trunc_proposal(key, counter, start, first, params, f64):
+    """The uniform / exponential proposal methods for all elements of a chunk."""
+    method, a, b, width, m2, lam, mirror = params
+    ft = np.float64 if f64 else np.float32
+    a, b, width, m2, lam = (ft(v) for v in (a, b, width, m2, lam))
+    unit = _unit_float64 if f64 else _unit_float32
+    open_unit = _open_unit_float64 if f64 else _open_unit_float32
+    log, exp = (detmath.log_f64, detmath.exp_f64) if f64 else (detmath.log_f32, detmath.exp_f32)
+    half = ft(0.5)
+    z = np.empty(first.size, dtype=ft)
+    pending = np.arange(first.size)
+    p0 = first
+    for k in range(RETRY_BLOCKS):
+        if pending.size == 0:
+            break
+        blk = retry_blocks(key, counter, pending.astype(np.uint64) + np.uint64(start), k)
+        if f64:
+            p = p0 if k == 0 else _join64(blk[:, 0], blk[:, 1])
+            q = _join64(blk[:, 2], blk[:, 3])
+        else:
+            p = p0 if k == 0 else blk[:, 0]
+            q = blk[:, 1]
+        if method == METHOD_UNIFORM:
+            cand = a + unit(p) * width
+            acc = unit(q) < exp(half * (m2 - cand * cand))
+        else:
+            x = a + (-log(open_unit(p))) / lam
+            d = x - lam
+            cand = -x if mirror else x
+            acc = (x <= b) & (unit(q) < exp(-half * (d * d)))
+        z[pending] = cand
+        pending, p0 = pending[~acc], p0[~acc]
+    lo, hi = (-b, -a) if (method == METHOD_EXPONENTIAL and mirror) else (a, b)
+    z[pending] = np.clip(z[pending], lo, hi)
+    return z
+
+
+def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, a, b, width, m2,
+                     lam, mirror):
+    """Normals restricted to [a, b] (standard units), then scaled and shifted."""
+    counter = (ctr_lo, ctr_hi)
+    f64 = fmt == "float64"
+    per = 2 if f64 else 1
+    params = (method, a, b, width, m2, lam, mirror)
+    ft = np.float64 if f64 else np.float32
+    lo_b, hi_b = ft(a), ft(b)
+    for start, w in philox.word_chunks(key, counter, per * out.size, per):
+        first = _join64(w[0::2], w[1::2]) if f64 else w
+        if method == METHOD_ZIGGURAT:
+            inside = lambda v: (v >= lo_b) & (v <= hi_b)  # noqa: E731
+            sampler = _ziggurat_f64 if f64 else _ziggurat_f32
+            z, failed = sampler(key, counter, start, first, inside)
+            z[failed] = np.clip(z[failed], lo_b, hi_b)
+        else:
+            z = _trunc_proposal(key, counter, start, first, params, f64)
+        _store(out, start, z, fmt, loc, scale, scaled)
