@@ -34,8 +34,8 @@ class _FinishedDraw(_draws.Draw):
         super().__init__(kernel, array, params, False)
         self.finish = finish
 
-    def run(self, kernels, key, counter):
-        return self.finish(super().run(kernels, key, counter))
+    def run(self, kernels, key, counter, words=None):
+        return self.finish(super().run(kernels, key, counter, words))
 
 
 # -- the threshold ---------------------------------------------------------------------------------

@@ -24,14 +24,46 @@ class Draw:
         self.params = params
         self.scalar = scalar
 
-    def run(self, kernels, key, counter):
+    def run(self, kernels, key, counter, words=None):
+        """Fill the array from the stream (key, counter), or from ``words``.
+
+        ``words`` (uint32, at least ``words_needed()`` of them) are the draw's
+        words from an engine without a counter (MT19937); (key, counter) then
+        only names the retry region of the rejection samplers.
+        """
         if self.array.size:
             flat = self.array.reshape(-1)
             view = flat.view(_dtypes.BITS_VIEW.get(_dtypes.dtype_name(flat.dtype), flat.dtype))
-            getattr(kernels, self.kernel)(view, key, counter[0], counter[1], *self.params)
+            extra = {} if words is None else {"words": words}
+            getattr(kernels, self.kernel)(view, key, counter[0], counter[1], *self.params, **extra)
         if self.scalar:
             return self.array[()]
         return self.array
+
+    def words_needed(self):
+        """How many stream words the draw reads (docs/spec.md section 2's table)."""
+        n = self.array.size
+        if n == 0:
+            return 0
+        if self.kernel == "raw":
+            return n * (2 if self.array.dtype.itemsize == 8 else 1)
+        if self.kernel == "uniform":
+            return n * (2 if self.params[0] == "float64" else 1)
+        if self.kernel == "integers":
+            return n * (2 if self.params[1] <= 0xFFFFFFFF else 4)
+        if self.kernel == "normal":
+            fmt, method = self.params[0], self.params[1]
+            elements = n + n % 2 if method == "box_muller" else n
+            return elements * (2 if fmt == "float64" else 1)
+        if self.kernel == "truncated_normal":
+            return n * (2 if self.params[0] == "float64" else 1)
+        if self.kernel == "bernoulli":
+            return n
+        if self.kernel == "bernoulli_packed":
+            return self.params[0]
+        if self.kernel == "permutation":
+            return 2 * self.params[0]
+        raise AssertionError(f"words_needed: unknown kernel {self.kernel!r}")
 
 
 def _output(shape, dtype, out, what):

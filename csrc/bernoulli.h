@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "distributions.h"
 #include "philox.h"
 
 namespace ascend_rand {
@@ -59,11 +60,11 @@ inline uint8_t pack8(const uint8_t* bits) {
 
 // n bits as 0/1 bytes.  probs == nullptr: bit i = word i < threshold
 // (threshold in [0, 2^32]); otherwise bit i = bernoulli_bit(word i, probs[i]).
-void bernoulli(uint8_t* out, size_t n, uint64_t key, Counter128 c, uint64_t threshold,
+void bernoulli(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
                const float* probs);
 
 // The same n bits packed into mask_bytes(n) bytes, padding bits and bytes 0.
-void bernoulli_packed(uint8_t* out, size_t n, uint64_t key, Counter128 c, uint64_t threshold,
+void bernoulli_packed(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
                       const float* probs);
 
 }  // namespace ascend_rand

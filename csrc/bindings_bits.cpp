@@ -7,10 +7,11 @@
 #include <string>
 
 #include "bernoulli.h"
+#include "bindings_common.h"
 #include "permutation.h"
 
 namespace py = pybind11;
-using ascend_rand::Counter128;
+using ascend_rand_bindings::draw_words;
 
 namespace {
 
@@ -48,41 +49,47 @@ void check_threshold(uint64_t threshold, const char* what) {
 }
 
 void bernoulli(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t threshold,
-               const py::object& probs) {
+               const py::object& probs, const py::object& words) {
   const size_t n = static_cast<size_t>(out.size());
   check_threshold(threshold, "bernoulli");
   auto* p = static_cast<uint8_t*>(output_data(out, 1, n, "bernoulli"));
   const float* pr = probabilities(probs, n, "bernoulli");
+  const auto s = draw_words(key, lo, hi, words, n, "bernoulli");
   py::gil_scoped_release release;
-  ascend_rand::bernoulli(p, n, key, Counter128{lo, hi}, threshold, pr);
+  ascend_rand::bernoulli(p, n, s, threshold, pr);
 }
 
 void bernoulli_packed(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
-                      uint64_t threshold, const py::object& probs) {
+                      uint64_t threshold, const py::object& probs, const py::object& words) {
   check_threshold(threshold, "bernoulli_packed");
   const size_t bits = static_cast<size_t>(n);
   auto* p = static_cast<uint8_t*>(
       output_data(out, 1, ascend_rand::mask_bytes(bits), "bernoulli_packed"));
   const float* pr = probabilities(probs, bits, "bernoulli_packed");
+  const auto s = draw_words(key, lo, hi, words, bits, "bernoulli_packed");
   py::gil_scoped_release release;
-  ascend_rand::bernoulli_packed(p, bits, key, Counter128{lo, hi}, threshold, pr);
+  ascend_rand::bernoulli_packed(p, bits, s, threshold, pr);
 }
 
-void permutation(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n) {
+void permutation(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
+                 const py::object& words) {
   const size_t k = static_cast<size_t>(out.size());
   if (k > n) throw py::value_error("permutation: out is longer than n");
   auto* p = static_cast<uint64_t*>(output_data(out, 8, k, "permutation"));
+  const auto s = draw_words(key, lo, hi, words, 2 * static_cast<size_t>(n), "permutation");
   py::gil_scoped_release release;
-  ascend_rand::permutation(p, k, static_cast<size_t>(n), key, Counter128{lo, hi});
+  ascend_rand::permutation(p, k, static_cast<size_t>(n), s);
 }
 
 }  // namespace
 
 void bind_bits(py::module_& m) {
   m.def("bernoulli", &bernoulli, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
-        py::arg("ctr_hi"), py::arg("threshold"), py::arg("probs"));
+        py::arg("ctr_hi"), py::arg("threshold"), py::arg("probs"),
+        py::arg("words") = py::none());
   m.def("bernoulli_packed", &bernoulli_packed, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
-        py::arg("ctr_hi"), py::arg("n"), py::arg("threshold"), py::arg("probs"));
+        py::arg("ctr_hi"), py::arg("n"), py::arg("threshold"), py::arg("probs"),
+        py::arg("words") = py::none());
   m.def("permutation", &permutation, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
-        py::arg("ctr_hi"), py::arg("n"));
+        py::arg("ctr_hi"), py::arg("n"), py::arg("words") = py::none());
 }

@@ -126,14 +126,31 @@ inline int integer_words(uint64_t range_minus_1) {
 // and conversion.
 constexpr size_t kTileElements = 1024;
 
-// For elements [begin, end) reading `words_per` words each: generate a tile of
+// The words a draw reads (docs/spec.md section 2): word j of its Philox stream
+// (key, C), or, for an engine without a counter (MT19937), word j of a buffer
+// the caller filled in stream order.  (key, C) also names the retry region of
+// the rejection samplers (normal.h), whichever engine supplied the words.
+struct DrawWords {
+  uint64_t key;
+  Counter128 c;
+  const uint32_t* buffer;  // nullptr: the Philox stream
+
+  void fill(uint64_t first, size_t n, uint32_t* out) const {
+    if (buffer != nullptr)
+      std::memcpy(out, buffer + first, n * sizeof(uint32_t));
+    else
+      philox_words(key, c, first, n, out);
+  }
+};
+
+// For elements [begin, end) reading `words_per` words each: fetch a tile of
 // words, then convert(first_element, count, words).
 template <size_t WordsPer, class Convert>
-inline void for_each_tile(uint64_t key, Counter128 c, size_t begin, size_t end, Convert&& convert) {
+inline void for_each_tile(const DrawWords& src, size_t begin, size_t end, Convert&& convert) {
   alignas(64) uint32_t buf[kTileElements * WordsPer];
   for (size_t e = begin; e < end; e += kTileElements) {
     const size_t m = std::min(kTileElements, end - e);
-    philox_words(key, c, static_cast<uint64_t>(e) * WordsPer, m * WordsPer, buf);
+    src.fill(static_cast<uint64_t>(e) * WordsPer, m * WordsPer, buf);
     convert(e, m, static_cast<const uint32_t*>(buf));
   }
 }

@@ -11,22 +11,22 @@ namespace ascend_rand {
 namespace {
 
 ASCEND_RAND_CLONES
-void raw_u32_piece(uint32_t* out, size_t begin, size_t end, uint64_t key, Counter128 c) {
-  philox_words(key, c, begin, end - begin, out + begin);
+void raw_u32_piece(uint32_t* out, size_t begin, size_t end, const DrawWords& s) {
+  s.fill(begin, end - begin, out + begin);
 }
 
 ASCEND_RAND_CLONES
-void raw_u64_piece(uint64_t* out, size_t begin, size_t end, uint64_t key, Counter128 c) {
-  for_each_tile<2>(key, c, begin, end, [out](size_t e, size_t m, const uint32_t* w) {
+void raw_u64_piece(uint64_t* out, size_t begin, size_t end, const DrawWords& s) {
+  for_each_tile<2>(s, begin, end, [out](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i)
       out[e + i] = (static_cast<uint64_t>(w[2 * i]) << 32) | w[2 * i + 1];
   });
 }
 
 ASCEND_RAND_CLONES
-void uniform_f32_piece(float* out, size_t begin, size_t end, uint64_t key, Counter128 c,
+void uniform_f32_piece(float* out, size_t begin, size_t end, const DrawWords& s,
                        bool scaled, float low, float span) {
-  for_each_tile<1>(key, c, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+  for_each_tile<1>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
     if (scaled) {
       for (size_t i = 0; i < m; ++i) {
         const float prod = unit_float32(w[i]) * span;
@@ -39,9 +39,9 @@ void uniform_f32_piece(float* out, size_t begin, size_t end, uint64_t key, Count
 }
 
 ASCEND_RAND_CLONES
-void uniform_f64_piece(double* out, size_t begin, size_t end, uint64_t key, Counter128 c,
+void uniform_f64_piece(double* out, size_t begin, size_t end, const DrawWords& s,
                        bool scaled, double low, double span) {
-  for_each_tile<2>(key, c, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+  for_each_tile<2>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
     if (scaled) {
       for (size_t i = 0; i < m; ++i) {
         const double prod = unit_float64(w[2 * i], w[2 * i + 1]) * span;
@@ -54,9 +54,9 @@ void uniform_f64_piece(double* out, size_t begin, size_t end, uint64_t key, Coun
 }
 
 ASCEND_RAND_CLONES
-void uniform_16_piece(uint16_t* out, size_t begin, size_t end, uint64_t key, Counter128 c,
+void uniform_16_piece(uint16_t* out, size_t begin, size_t end, const DrawWords& s,
                       Format16 f, bool scaled, double low, double span) {
-  for_each_tile<1>(key, c, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+  for_each_tile<1>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i) {
       const double x = unit_16(w[i], f);
       if (scaled) {
@@ -72,15 +72,15 @@ void uniform_16_piece(uint16_t* out, size_t begin, size_t end, uint64_t key, Cou
 }
 
 template <class T>
-void integers_piece_typed(T* out, size_t begin, size_t end, uint64_t key, Counter128 c,
+void integers_piece_typed(T* out, size_t begin, size_t end, const DrawWords& s,
                           uint64_t low_bits, uint64_t range_minus_1) {
   if (integer_words(range_minus_1) == 2) {
-    for_each_tile<2>(key, c, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+    for_each_tile<2>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
       for (size_t i = 0; i < m; ++i)
         out[e + i] = static_cast<T>(low_bits + integer_offset_64(w[2 * i], w[2 * i + 1], range_minus_1));
     });
   } else {
-    for_each_tile<4>(key, c, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+    for_each_tile<4>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
       for (size_t i = 0; i < m; ++i)
         out[e + i] = static_cast<T>(low_bits + integer_offset_128(w + 4 * i, range_minus_1));
     });
@@ -88,13 +88,13 @@ void integers_piece_typed(T* out, size_t begin, size_t end, uint64_t key, Counte
 }
 
 ASCEND_RAND_CLONES
-void integers_piece(void* out, int bytes, size_t begin, size_t end, uint64_t key, Counter128 c,
+void integers_piece(void* out, int bytes, size_t begin, size_t end, const DrawWords& s,
                     uint64_t low_bits, uint64_t range_minus_1) {
   switch (bytes) {
-    case 1: integers_piece_typed(static_cast<uint8_t*>(out), begin, end, key, c, low_bits, range_minus_1); break;
-    case 2: integers_piece_typed(static_cast<uint16_t*>(out), begin, end, key, c, low_bits, range_minus_1); break;
-    case 4: integers_piece_typed(static_cast<uint32_t*>(out), begin, end, key, c, low_bits, range_minus_1); break;
-    default: integers_piece_typed(static_cast<uint64_t*>(out), begin, end, key, c, low_bits, range_minus_1); break;
+    case 1: integers_piece_typed(static_cast<uint8_t*>(out), begin, end, s, low_bits, range_minus_1); break;
+    case 2: integers_piece_typed(static_cast<uint16_t*>(out), begin, end, s, low_bits, range_minus_1); break;
+    case 4: integers_piece_typed(static_cast<uint32_t*>(out), begin, end, s, low_bits, range_minus_1); break;
+    default: integers_piece_typed(static_cast<uint64_t*>(out), begin, end, s, low_bits, range_minus_1); break;
   }
 }
 
@@ -136,24 +136,24 @@ inline bool keep_all(float) { return true; }
 inline bool keep_all64(double) { return true; }
 
 ASCEND_RAND_CLONES
-void ziggurat_f32_piece(const Store32& store, size_t begin, size_t end, uint64_t key, Counter128 c) {
-  for_each_tile<1>(key, c, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+void ziggurat_f32_piece(const Store32& store, size_t begin, size_t end, const DrawWords& s) {
+  for_each_tile<1>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
     float z[kTileElements];
     bool ok[kTileElements];
     for (size_t i = 0; i < m; ++i) ok[i] = ziggurat_f32_fast(w[i], &z[i]);
     for (size_t i = 0; i < m; ++i)
-      if (!ok[i]) ziggurat_f32_retry(key, c, e + i, w[i], keep_all, &z[i]);
+      if (!ok[i]) ziggurat_f32_retry(s.key, s.c, e + i, w[i], keep_all, &z[i]);
     for (size_t i = 0; i < m; ++i) store(e + i, z[i]);
   });
 }
 
 ASCEND_RAND_CLONES
-void ziggurat_f64_piece(const Store64& store, size_t begin, size_t end, uint64_t key, Counter128 c) {
-  for_each_tile<2>(key, c, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+void ziggurat_f64_piece(const Store64& store, size_t begin, size_t end, const DrawWords& s) {
+  for_each_tile<2>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i) {
       const uint64_t u = join64(w[2 * i], w[2 * i + 1]);
       double z;
-      if (!ziggurat_f64_fast(u, &z)) ziggurat_f64_retry(key, c, e + i, u, keep_all64, &z);
+      if (!ziggurat_f64_fast(u, &z)) ziggurat_f64_retry(s.key, s.c, e + i, u, keep_all64, &z);
       store(e + i, z);
     }
   });
@@ -162,19 +162,19 @@ void ziggurat_f64_piece(const Store64& store, size_t begin, size_t end, uint64_t
 // Box-Muller reads whole pairs: pieces and tiles start at even elements, and an
 // odd final element generates its pair's second word too.
 template <size_t WordsPerElement, class Pair>
-inline void for_each_pair_tile(uint64_t key, Counter128 c, size_t begin, size_t end, Pair&& pair) {
+inline void for_each_pair_tile(const DrawWords& s, size_t begin, size_t end, Pair&& pair) {
   alignas(64) uint32_t buf[(kTileElements + 1) * WordsPerElement];
   for (size_t e = begin; e < end; e += kTileElements) {
     const size_t m = std::min(kTileElements, end - e);
     const size_t pairs = (m + 1) / 2;
-    philox_words(key, c, static_cast<uint64_t>(e) * WordsPerElement, 2 * pairs * WordsPerElement, buf);
+    s.fill(static_cast<uint64_t>(e) * WordsPerElement, 2 * pairs * WordsPerElement, buf);
     for (size_t j = 0; j < pairs; ++j) pair(e + 2 * j, e + m, buf + 2 * j * WordsPerElement);
   }
 }
 
 ASCEND_RAND_CLONES
-void box_muller_f32_piece(const Store32& store, size_t begin, size_t end, uint64_t key, Counter128 c) {
-  for_each_pair_tile<1>(key, c, begin, end, [&](size_t i, size_t limit, const uint32_t* w) {
+void box_muller_f32_piece(const Store32& store, size_t begin, size_t end, const DrawWords& s) {
+  for_each_pair_tile<1>(s, begin, end, [&](size_t i, size_t limit, const uint32_t* w) {
     float e0, e1;
     box_muller_f32(w[0], w[1], &e0, &e1);
     store(i, e0);
@@ -183,8 +183,8 @@ void box_muller_f32_piece(const Store32& store, size_t begin, size_t end, uint64
 }
 
 ASCEND_RAND_CLONES
-void box_muller_f64_piece(const Store64& store, size_t begin, size_t end, uint64_t key, Counter128 c) {
-  for_each_pair_tile<2>(key, c, begin, end, [&](size_t i, size_t limit, const uint32_t* w) {
+void box_muller_f64_piece(const Store64& store, size_t begin, size_t end, const DrawWords& s) {
+  for_each_pair_tile<2>(s, begin, end, [&](size_t i, size_t limit, const uint32_t* w) {
     double e0, e1;
     box_muller_f64(join64(w[0], w[1]), join64(w[2], w[3]), &e0, &e1);
     store(i, e0);
@@ -194,91 +194,91 @@ void box_muller_f64_piece(const Store64& store, size_t begin, size_t end, uint64
 
 ASCEND_RAND_CLONES
 void truncated_f32_piece(const Store32& store, const TruncParams<float>& t, size_t begin, size_t end,
-                         uint64_t key, Counter128 c) {
-  for_each_tile<1>(key, c, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
-    for (size_t i = 0; i < m; ++i) store(e + i, truncated_f32(key, c, e + i, w[i], t));
+                         const DrawWords& s) {
+  for_each_tile<1>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+    for (size_t i = 0; i < m; ++i) store(e + i, truncated_f32(s.key, s.c, e + i, w[i], t));
   });
 }
 
 ASCEND_RAND_CLONES
 void truncated_f64_piece(const Store64& store, const TruncParams<double>& t, size_t begin, size_t end,
-                         uint64_t key, Counter128 c) {
-  for_each_tile<2>(key, c, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+                         const DrawWords& s) {
+  for_each_tile<2>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i)
-      store(e + i, truncated_f64(key, c, e + i, join64(w[2 * i], w[2 * i + 1]), t));
+      store(e + i, truncated_f64(s.key, s.c, e + i, join64(w[2 * i], w[2 * i + 1]), t));
   });
 }
 
 }  // namespace
 
-void normal(void* out, FloatFormat fmt, size_t n, uint64_t key, Counter128 c, NormalMethod method,
+void normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s, NormalMethod method,
             bool scaled, double loc, double scale) {
   if (fmt == FloatFormat::kFloat64) {
     const Store64 store{static_cast<double*>(out), scaled, loc, scale};
     parallel_for(n, [&](size_t b, size_t e) {
       if (method == NormalMethod::kBoxMuller)
-        box_muller_f64_piece(store, b, e, key, c);
+        box_muller_f64_piece(store, b, e, s);
       else
-        ziggurat_f64_piece(store, b, e, key, c);
+        ziggurat_f64_piece(store, b, e, s);
     });
     return;
   }
   const Store32 store{out, fmt, scaled, static_cast<float>(loc), static_cast<float>(scale)};
   parallel_for(n, [&](size_t b, size_t e) {
     if (method == NormalMethod::kBoxMuller)
-      box_muller_f32_piece(store, b, e, key, c);
+      box_muller_f32_piece(store, b, e, s);
     else
-      ziggurat_f32_piece(store, b, e, key, c);
+      ziggurat_f32_piece(store, b, e, s);
   });
 }
 
-void truncated_normal(void* out, FloatFormat fmt, size_t n, uint64_t key, Counter128 c,
-                      bool scaled, double loc, double scale, const TruncSpec& s) {
-  const auto method = static_cast<TruncMethod>(s.method);
+void truncated_normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s,
+                      bool scaled, double loc, double scale, const TruncSpec& spec) {
+  const auto method = static_cast<TruncMethod>(spec.method);
   if (fmt == FloatFormat::kFloat64) {
     const Store64 store{static_cast<double*>(out), scaled, loc, scale};
-    const TruncParams<double> t{method, s.a, s.b, s.width, s.m2, s.lambda, s.mirror};
-    parallel_for(n, [&](size_t b, size_t e) { truncated_f64_piece(store, t, b, e, key, c); });
+    const TruncParams<double> t{method, spec.a, spec.b, spec.width, spec.m2, spec.lambda, spec.mirror};
+    parallel_for(n, [&](size_t b, size_t e) { truncated_f64_piece(store, t, b, e, s); });
     return;
   }
   const Store32 store{out, fmt, scaled, static_cast<float>(loc), static_cast<float>(scale)};
   const TruncParams<float> t{method,
-                             static_cast<float>(s.a),
-                             static_cast<float>(s.b),
-                             static_cast<float>(s.width),
-                             static_cast<float>(s.m2),
-                             static_cast<float>(s.lambda),
-                             s.mirror};
-  parallel_for(n, [&](size_t b, size_t e) { truncated_f32_piece(store, t, b, e, key, c); });
+                             static_cast<float>(spec.a),
+                             static_cast<float>(spec.b),
+                             static_cast<float>(spec.width),
+                             static_cast<float>(spec.m2),
+                             static_cast<float>(spec.lambda),
+                             spec.mirror};
+  parallel_for(n, [&](size_t b, size_t e) { truncated_f32_piece(store, t, b, e, s); });
 }
 
-void raw_u32(uint32_t* out, size_t n, uint64_t key, Counter128 c) {
-  parallel_for(n, [&](size_t b, size_t e) { raw_u32_piece(out, b, e, key, c); });
+void raw_u32(uint32_t* out, size_t n, const DrawWords& s) {
+  parallel_for(n, [&](size_t b, size_t e) { raw_u32_piece(out, b, e, s); });
 }
 
-void raw_u64(uint64_t* out, size_t n, uint64_t key, Counter128 c) {
-  parallel_for(n, [&](size_t b, size_t e) { raw_u64_piece(out, b, e, key, c); });
+void raw_u64(uint64_t* out, size_t n, const DrawWords& s) {
+  parallel_for(n, [&](size_t b, size_t e) { raw_u64_piece(out, b, e, s); });
 }
 
-void uniform_f32(float* out, size_t n, uint64_t key, Counter128 c, bool scaled, float low,
+void uniform_f32(float* out, size_t n, const DrawWords& s, bool scaled, float low,
                  float span) {
-  parallel_for(n, [&](size_t b, size_t e) { uniform_f32_piece(out, b, e, key, c, scaled, low, span); });
+  parallel_for(n, [&](size_t b, size_t e) { uniform_f32_piece(out, b, e, s, scaled, low, span); });
 }
 
-void uniform_f64(double* out, size_t n, uint64_t key, Counter128 c, bool scaled, double low,
+void uniform_f64(double* out, size_t n, const DrawWords& s, bool scaled, double low,
                  double span) {
-  parallel_for(n, [&](size_t b, size_t e) { uniform_f64_piece(out, b, e, key, c, scaled, low, span); });
+  parallel_for(n, [&](size_t b, size_t e) { uniform_f64_piece(out, b, e, s, scaled, low, span); });
 }
 
-void uniform_16(uint16_t* out, size_t n, uint64_t key, Counter128 c, Format16 f, bool scaled,
+void uniform_16(uint16_t* out, size_t n, const DrawWords& s, Format16 f, bool scaled,
                 double low, double span) {
-  parallel_for(n, [&](size_t b, size_t e) { uniform_16_piece(out, b, e, key, c, f, scaled, low, span); });
+  parallel_for(n, [&](size_t b, size_t e) { uniform_16_piece(out, b, e, s, f, scaled, low, span); });
 }
 
-void integers(void* out, int bytes, size_t n, uint64_t key, Counter128 c, uint64_t low_bits,
+void integers(void* out, int bytes, size_t n, const DrawWords& s, uint64_t low_bits,
               uint64_t range_minus_1) {
   parallel_for(n, [&](size_t b, size_t e) {
-    integers_piece(out, bytes, b, e, key, c, low_bits, range_minus_1);
+    integers_piece(out, bytes, b, e, s, low_bits, range_minus_1);
   });
 }
 

@@ -11,20 +11,20 @@
 
 namespace ascend_rand {
 
-void raw_u32(uint32_t* out, size_t n, uint64_t key, Counter128 c);
-void raw_u64(uint64_t* out, size_t n, uint64_t key, Counter128 c);
+void raw_u32(uint32_t* out, size_t n, const DrawWords& s);
+void raw_u64(uint64_t* out, size_t n, const DrawWords& s);
 
 // [0,1), or fl(fl(x * span) + low) when scaled (low and span are values of the format).
-void uniform_f32(float* out, size_t n, uint64_t key, Counter128 c, bool scaled, float low,
+void uniform_f32(float* out, size_t n, const DrawWords& s, bool scaled, float low,
                  float span);
-void uniform_f64(double* out, size_t n, uint64_t key, Counter128 c, bool scaled, double low,
+void uniform_f64(double* out, size_t n, const DrawWords& s, bool scaled, double low,
                  double span);
-void uniform_16(uint16_t* out, size_t n, uint64_t key, Counter128 c, Format16 f, bool scaled,
+void uniform_16(uint16_t* out, size_t n, const DrawWords& s, Format16 f, bool scaled,
                 double low, double span);
 
 // low + offset in [0, range_minus_1], written modulo 2^(8 * bytes) into an
 // unsigned array of that width.
-void integers(void* out, int bytes, size_t n, uint64_t key, Counter128 c, uint64_t low_bits,
+void integers(void* out, int bytes, size_t n, const DrawWords& s, uint64_t low_bits,
               uint64_t range_minus_1);
 
 // The output formats of the float distributions.
@@ -33,7 +33,7 @@ enum class FloatFormat : int { kFloat32 = 0, kFloat64 = 1, kFloat16 = 2, kBFloat
 // Standard normals z, written as fl(fl(z * scale) + loc) when scaled, computed in
 // float32 (float64 for kFloat64) and rounded once to a 16-bit format.
 enum class NormalMethod : int { kZiggurat = 0, kBoxMuller = 1 };
-void normal(void* out, FloatFormat fmt, size_t n, uint64_t key, Counter128 c, NormalMethod method,
+void normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s, NormalMethod method,
             bool scaled, double loc, double scale);
 
 // Truncated normal on [a, b] in standard units; the method and its constants are
@@ -43,7 +43,7 @@ struct TruncSpec {
   double a, b, width, m2, lambda;
   bool mirror;
 };
-void truncated_normal(void* out, FloatFormat fmt, size_t n, uint64_t key, Counter128 c,
+void truncated_normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s,
                       bool scaled, double loc, double scale, const TruncSpec& spec);
 
 // The instruction set the x86-64 clones were selected for on this CPU, for reports.

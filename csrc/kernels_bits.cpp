@@ -27,9 +27,9 @@ inline void bits_of(const uint32_t* w, size_t m, size_t first, uint64_t threshol
 }
 
 ASCEND_RAND_CLONES
-void bernoulli_piece(uint8_t* out, size_t begin, size_t end, uint64_t key, Counter128 c,
+void bernoulli_piece(uint8_t* out, size_t begin, size_t end, const DrawWords& s,
                      uint64_t threshold, const float* probs) {
-  for_each_tile<1>(key, c, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+  for_each_tile<1>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
     bits_of(w, m, e, threshold, probs, out + e);
   });
 }
@@ -38,12 +38,11 @@ void bernoulli_piece(uint8_t* out, size_t begin, size_t end, uint64_t key, Count
 // 8 (parallel_for's pieces are multiples of 64), so a piece owns whole bytes,
 // padding included.
 ASCEND_RAND_CLONES
-void bernoulli_packed_piece(uint8_t* out, size_t n, size_t begin, size_t end, uint64_t key,
-                            Counter128 c, uint64_t threshold, const float* probs) {
+void bernoulli_packed_piece(uint8_t* out, size_t n, size_t begin, size_t end, const DrawWords& s, uint64_t threshold, const float* probs) {
   const size_t stop = std::min(end, n);
   size_t pad_from = begin / 8;
   if (begin < stop) {
-    for_each_tile<1>(key, c, begin, stop, [=](size_t e, size_t m, const uint32_t* w) {
+    for_each_tile<1>(s, begin, stop, [=](size_t e, size_t m, const uint32_t* w) {
       alignas(64) uint8_t bits[kTileElements + 8];
       bits_of(w, m, e, threshold, probs, bits);
       const size_t whole = m / 8;
@@ -60,8 +59,8 @@ void bernoulli_packed_piece(uint8_t* out, size_t n, size_t begin, size_t end, ui
 }
 
 ASCEND_RAND_CLONES
-void permutation_keys_piece(KeyIndex* keyed, size_t begin, size_t end, uint64_t key, Counter128 c) {
-  for_each_tile<2>(key, c, begin, end, [keyed](size_t e, size_t m, const uint32_t* w) {
+void permutation_keys_piece(KeyIndex* keyed, size_t begin, size_t end, const DrawWords& s) {
+  for_each_tile<2>(s, begin, end, [keyed](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i)
       keyed[e + i] = KeyIndex{permutation_key(w[2 * i], w[2 * i + 1]), static_cast<uint64_t>(e + i)};
   });
@@ -69,16 +68,16 @@ void permutation_keys_piece(KeyIndex* keyed, size_t begin, size_t end, uint64_t 
 
 }  // namespace
 
-void bernoulli(uint8_t* out, size_t n, uint64_t key, Counter128 c, uint64_t threshold,
+void bernoulli(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
                const float* probs) {
   if (probs == nullptr && (threshold == 0 || threshold == kAllOnesThreshold)) {
     std::memset(out, threshold == 0 ? 0 : 1, n);  // p = 0 or 1: no words needed
     return;
   }
-  parallel_for(n, [&](size_t b, size_t e) { bernoulli_piece(out, b, e, key, c, threshold, probs); });
+  parallel_for(n, [&](size_t b, size_t e) { bernoulli_piece(out, b, e, s, threshold, probs); });
 }
 
-void bernoulli_packed(uint8_t* out, size_t n, uint64_t key, Counter128 c, uint64_t threshold,
+void bernoulli_packed(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
                       const float* probs) {
   const size_t nbytes = mask_bytes(n);
   if (probs == nullptr && (threshold == 0 || threshold == kAllOnesThreshold)) {
@@ -90,14 +89,14 @@ void bernoulli_packed(uint8_t* out, size_t n, uint64_t key, Counter128 c, uint64
     return;
   }
   parallel_for(nbytes * 8, [&](size_t b, size_t e) {
-    bernoulli_packed_piece(out, n, b, e, key, c, threshold, probs);
+    bernoulli_packed_piece(out, n, b, e, s, threshold, probs);
   });
 }
 
-void permutation(uint64_t* out, size_t k, size_t n, uint64_t key, Counter128 c) {
+void permutation(uint64_t* out, size_t k, size_t n, const DrawWords& s) {
   std::unique_ptr<KeyIndex[]> keyed(new KeyIndex[n]);
   KeyIndex* first = keyed.get();
-  parallel_for(n, [&](size_t b, size_t e) { permutation_keys_piece(first, b, e, key, c); });
+  parallel_for(n, [&](size_t b, size_t e) { permutation_keys_piece(first, b, e, s); });
   // (key, index) is a total order, so the k smallest and their order are unique.
   if (k < n) std::nth_element(first, first + k, first + n);
   std::sort(first, first + k);

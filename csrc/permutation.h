@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "distributions.h"
 #include "philox.h"
 
 namespace ascend_rand {
@@ -31,6 +32,6 @@ ASCEND_RAND_HD uint64_t permutation_key(uint32_t hi, uint32_t lo) {
 
 // The first k (<= n) entries of the permutation of range(n): keys generated
 // in parallel, then sorted on the calling thread.
-void permutation(uint64_t* out, size_t k, size_t n, uint64_t key, Counter128 c);
+void permutation(uint64_t* out, size_t k, size_t n, const DrawWords& s);
 
 }  // namespace ascend_rand

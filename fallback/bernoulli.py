@@ -44,18 +44,18 @@ def _constant(threshold, probs):
     return None
 
 
-def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs):
+def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None):
     """Bit i of word i as 0/1 into ``out`` (bool or uint8, n elements)."""
     const = _constant(threshold, probs)
     if const is not None:
         out[...] = const
         return
-    for start, w in philox.word_chunks(key, (ctr_lo, ctr_hi), out.size):
+    for start, w in philox.word_chunks(key, (ctr_lo, ctr_hi), out.size, buffer=words):
         p = None if probs is None else probs[start:start + w.size]
         out[start:start + w.size] = bits(w, threshold, p)
 
 
-def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs):
+def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None):
     """The n bits packed little-endian into ``out`` (uint8, mask_bytes(n)), padding 0."""
     const = _constant(threshold, probs)
     if const is not None:
@@ -66,7 +66,7 @@ def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs):
             out[whole] = (1 << (n % 8)) - 1
         return
     # word_chunks' pieces are multiples of 8 words, so each packs into whole bytes.
-    for start, w in philox.word_chunks(key, (ctr_lo, ctr_hi), n):
+    for start, w in philox.word_chunks(key, (ctr_lo, ctr_hi), n, buffer=words):
         p = None if probs is None else probs[start:start + w.size]
         packed = np.packbits(bits(w, threshold, p), bitorder="little")
         out[start // 8:start // 8 + packed.size] = packed

@@ -13,20 +13,20 @@ from . import detmath
 from .distributions import raw
 
 
-def sort_keys(key, ctr_lo, ctr_hi, n):
+def sort_keys(key, ctr_lo, ctr_hi, n, words=None):
     """The n 64-bit sort keys: exactly the raw uint64 draw of n elements."""
     keys = np.empty(n, dtype=np.uint64)
     if n:
-        raw(keys, key, ctr_lo, ctr_hi)
+        raw(keys, key, ctr_lo, ctr_hi, words)
     return keys
 
 
-def permutation(out, key, ctr_lo, ctr_hi, n):
+def permutation(out, key, ctr_lo, ctr_hi, n, words=None):
     """The first ``out.size`` (<= n) entries of the permutation of range(n).
 
     A stable argsort orders equal keys by index: the (key, index) order.
     """
-    order = np.argsort(sort_keys(key, ctr_lo, ctr_hi, n), kind="stable")
+    order = np.argsort(sort_keys(key, ctr_lo, ctr_hi, n, words), kind="stable")
     out[:] = order[:out.size]
 
 

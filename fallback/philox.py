@@ -90,13 +90,20 @@ def words(key, counter, first_word, n):
     return blocks(key, counter, first_block, nblocks).reshape(-1)[skip:skip + n]
 
 
-def word_chunks(key, counter, nwords, words_per_element=1):
+def word_chunks(key, counter, nwords, words_per_element=1, buffer=None):
     """Yield ``(start_element, words)`` pieces covering ``nwords`` words in order.
 
     Pieces hold a whole number of elements of ``words_per_element`` words, so
-    callers convert each piece independently.
+    callers convert each piece independently.  The words are the Philox
+    stream's, or, when ``buffer`` is given (an engine without a counter, such
+    as MT19937, filled it in stream order), that buffer's.
     """
+    if buffer is not None and buffer.size < nwords:
+        raise ValueError(f"words holds {buffer.size} words, the draw reads {nwords}")
     step = max(words_per_element, CHUNK_WORDS - CHUNK_WORDS % words_per_element)
     for start in range(0, nwords, step):
         count = min(step, nwords - start)
-        yield start // words_per_element, words(key, counter, start, count)
+        if buffer is None:
+            yield start // words_per_element, words(key, counter, start, count)
+        else:
+            yield start // words_per_element, buffer[start:start + count]
