@@ -79,6 +79,8 @@ def counter(value):
 
 def real(value, name):
     """``value`` as a Python float; TypeError for non-numbers, ValueError if it overflows."""
+    if isinstance(value, (str, bytes)):  # float("1.5") parses; a string is still no number
+        raise TypeError(f"{name} must be a real number, got the string {value!r}")
     try:
         return float(value)
     except OverflowError:

@@ -76,8 +76,8 @@ constexpr float kTwo23 = 0x1p23f;              // scales a subnormal into the no
 constexpr float kMinNormal = 0x1p-126f;
 constexpr float kRoundMagic = 0x1.8p23f;       // (v + M) - M rounds v to an integer, |v| < 2^22
 constexpr int32_t kRoundMagicBits = 0x4B400000;
-constexpr float kExpXMax = 89.0f;              // exp(89) overflows; clamped so that k <= 128
-constexpr float kExpXMin = -104.0f;            // exp(-104) rounds to +0; clamped so that k >= -150
+constexpr float kExpXMax = 0x1.64p+6f;         // 89: exp(89) overflows; clamped so that k <= 128
+constexpr float kExpXMin = -0x1.ap+6f;         // -104: exp(-104) rounds to +0; clamped so that k >= -150
 constexpr uint32_t kSqrtHalfBits = 0x3F3504F3u;  // float32 nearest sqrt(2)/2
 constexpr uint32_t kNanBits = 0x7FC00000u;
 constexpr uint32_t kInfBits = 0x7F800000u;
@@ -120,8 +120,8 @@ constexpr double kDTwo54 = 0x1p54;
 constexpr double kDMinNormal = 0x1p-1022;
 constexpr double kDRoundMagic = 0x1.8p52;
 constexpr int64_t kDRoundMagicBits = 0x4338000000000000;
-constexpr double kDExpXMax = 710.0;   // exp(710) overflows; clamped so that k <= 1024
-constexpr double kDExpXMin = -746.0;  // exp(-746) rounds to +0; clamped so that k >= -1076
+constexpr double kDExpXMax = 0x1.63p+9;   // 710: exp(710) overflows; clamped so that k <= 1024
+constexpr double kDExpXMin = -0x1.75p+9;  // -746: exp(-746) rounds to +0; clamped so that k >= -1076
 constexpr uint32_t kDSqrtHalfHi = 0x3FE6A09Eu;  // high word of sqrt(2)/2 (fdlibm's split point)
 constexpr uint64_t kDNanBits = 0x7FF8000000000000ull;
 constexpr uint64_t kDInfBits = 0x7FF0000000000000ull;
@@ -150,11 +150,11 @@ ASCEND_RAND_HD double double_of(uint64_t u) {
 // c ? a : b as a bitwise blend.  Both operands are computed whatever c is, so
 // the compiler cannot sink either computation into a branch (with the default
 // -ftrapping-math it may not then undo that), and loops stay vectorisable.
-ASCEND_RAND_HD float select(bool c, float a, float b) {
+ASCEND_RAND_HD float blend(bool c, float a, float b) {
   const uint32_t m = 0u - static_cast<uint32_t>(c);
   return float_of((bits_of(a) & m) | (bits_of(b) & ~m));
 }
-ASCEND_RAND_HD double select(bool c, double a, double b) {
+ASCEND_RAND_HD double blend(bool c, double a, double b) {
   const uint64_t m = 0u - static_cast<uint64_t>(c);
   return double_of((bits_of(a) & m) | (bits_of(b) & ~m));
 }
@@ -164,12 +164,12 @@ ASCEND_RAND_HD double select(bool c, double a, double b) {
 // -- float32 -------------------------------------------------------------------------------------
 
 // log: x = 2^k m, m in [sqrt(2)/2, sqrt(2)) by integer arithmetic on the bits,
-// r = m - 1 (exact), log x = (k ln2_hi + r) + (k ln2_lo + r^2 P(r)).
+// r = m - 1 (exact), log x = k ln2_hi + (r + (k ln2_lo + r^2 P(r))).
 ASCEND_RAND_HD float log_f32(float x) {
   using namespace detmath;
   const bool tiny = x < kMinNormal;
   const float x_scaled = x * kTwo23;  // computed unconditionally: a select, not a branch
-  const float xs = select(tiny, x_scaled, x);
+  const float xs = blend(tiny, x_scaled, x);
   const uint32_t ix = bits_of(xs) + (0x3F800000u - kSqrtHalfBits);
   const int32_t k = static_cast<int32_t>(ix >> 23) - (tiny ? 127 + 23 : 127);
   const float m = float_of((ix & 0x007FFFFFu) + kSqrtHalfBits);
@@ -184,12 +184,11 @@ ASCEND_RAND_HD float log_f32(float x) {
   p = kLogP2 + r * p;
   p = kLogP1 + r * p;
   p = kLogP0 + r * p;
-  const float hi = kf * kLogLn2Hi + r;
   const float lo = kf * kLogLn2Lo + (r * r) * p;
-  float y = hi + lo;
-  y = select(x == float_of(kInfBits), float_of(kInfBits), y);
-  y = select(x == 0.0f, -float_of(kInfBits), y);
-  y = select(x >= 0.0f, y, float_of(kNanBits));  // x < 0 or NaN
+  float y = kf * kLogLn2Hi + (r + lo);
+  y = blend(x == float_of(kInfBits), float_of(kInfBits), y);
+  y = blend(x == 0.0f, -float_of(kInfBits), y);
+  y = blend(x >= 0.0f, y, float_of(kNanBits));  // x < 0 or NaN
   return y;
 }
 
@@ -198,9 +197,9 @@ ASCEND_RAND_HD float log_f32(float x) {
 // results are rounded once and overflow gives +inf.
 ASCEND_RAND_HD float exp_f32(float x) {
   using namespace detmath;
-  float xc = select(x > kExpXMax, kExpXMax, x);
-  xc = select(xc < kExpXMin, kExpXMin, xc);
-  xc = select(xc == xc, xc, 0.0f);  // NaN: any finite value, replaced at the end
+  float xc = blend(x > kExpXMax, kExpXMax, x);
+  xc = blend(xc < kExpXMin, kExpXMin, xc);
+  xc = blend(xc == xc, xc, 0.0f);  // NaN: any finite value, replaced at the end
   const float t = xc * kExpLog2e + kRoundMagic;
   const float kf = t - kRoundMagic;
   const int32_t k = static_cast<int32_t>(bits_of(t)) - kRoundMagicBits;
@@ -216,7 +215,7 @@ ASCEND_RAND_HD float exp_f32(float x) {
   const float s1 = float_of(static_cast<uint32_t>(k1 + 127) << 23);
   const float s2 = float_of(static_cast<uint32_t>(k2 + 127) << 23);
   const float y = (p * s1) * s2;
-  return select(x == x, y, float_of(kNanBits));
+  return blend(x == x, y, float_of(kNanBits));
 }
 
 namespace detmath {
@@ -272,12 +271,12 @@ ASCEND_RAND_HD void sincos_f32(float x, float* sin_out, float* cos_out) {
   const float s = sin_kernel_f32(rh, rl, z);
   const float c = cos_kernel_f32(rh, rl, z);
   const bool odd = (q & 1u) != 0;
-  float sn = flip_sign_f32(select(odd, c, s), q);
-  float cs = flip_sign_f32(select(odd, s, c), q + 1u);
-  sn = select(x == 0.0f, x, sn);  // keeps sin(-0) = -0
+  float sn = flip_sign_f32(blend(odd, c, s), q);
+  float cs = flip_sign_f32(blend(odd, s, c), q + 1u);
+  sn = blend(x == 0.0f, x, sn);  // keeps sin(-0) = -0
   const bool finite = (bits_of(x) & 0x7FFFFFFFu) < kInfBits;
-  *sin_out = select(finite & (sn == sn), sn, float_of(kNanBits));
-  *cos_out = select(finite & (cs == cs), cs, float_of(kNanBits));
+  *sin_out = blend(finite & (sn == sn), sn, float_of(kNanBits));
+  *cos_out = blend(finite & (cs == cs), cs, float_of(kNanBits));
 }
 
 ASCEND_RAND_HD float sin_f32(float x) {
@@ -300,7 +299,7 @@ ASCEND_RAND_HD double log_f64(double x) {
   using namespace detmath;
   const bool tiny = x < kDMinNormal;
   const double x_scaled = x * kDTwo54;
-  const double xs = select(tiny, x_scaled, x);
+  const double xs = blend(tiny, x_scaled, x);
   const uint64_t bits = bits_of(xs);
   uint32_t hx = static_cast<uint32_t>(bits >> 32) + (0x3FF00000u - kDSqrtHalfHi);
   const int32_t k = static_cast<int32_t>(hx >> 20) - (tiny ? 1023 + 54 : 1023);
@@ -316,9 +315,9 @@ ASCEND_RAND_HD double log_f64(double x) {
   const double r = t2 + t1;
   const double dk = static_cast<double>(k);
   double y = s * (hfsq + r) + dk * kDLn2Lo - hfsq + f + dk * kDLn2Hi;
-  y = select(x == double_of(kDInfBits), double_of(kDInfBits), y);
-  y = select(x == 0.0, -double_of(kDInfBits), y);
-  y = select(x >= 0.0, y, double_of(kDNanBits));
+  y = blend(x == double_of(kDInfBits), double_of(kDInfBits), y);
+  y = blend(x == 0.0, -double_of(kDInfBits), y);
+  y = blend(x >= 0.0, y, double_of(kDNanBits));
   return y;
 }
 
@@ -327,9 +326,9 @@ ASCEND_RAND_HD double log_f64(double x) {
 // halves as in exp_f32.
 ASCEND_RAND_HD double exp_f64(double x) {
   using namespace detmath;
-  double xc = select(x > kDExpXMax, kDExpXMax, x);
-  xc = select(xc < kDExpXMin, kDExpXMin, xc);
-  xc = select(xc == xc, xc, 0.0);
+  double xc = blend(x > kDExpXMax, kDExpXMax, x);
+  xc = blend(xc < kDExpXMin, kDExpXMin, xc);
+  xc = blend(xc == xc, xc, 0.0);
   const double t = xc * kDInvLn2 + kDRoundMagic;
   const double kf = t - kDRoundMagic;
   const int64_t k = static_cast<int64_t>(bits_of(t)) - kDRoundMagicBits;
@@ -344,7 +343,7 @@ ASCEND_RAND_HD double exp_f64(double x) {
   const double s1 = double_of(static_cast<uint64_t>(k1 + 1023) << 52);
   const double s2 = double_of(static_cast<uint64_t>(k2 + 1023) << 52);
   const double y = (p * s1) * s2;
-  return select(x == x, y, double_of(kDNanBits));
+  return blend(x == x, y, double_of(kDNanBits));
 }
 
 namespace detmath {
@@ -388,12 +387,12 @@ ASCEND_RAND_HD void sincos_f64(double x, double* sin_out, double* cos_out) {
   const double w1 = 1.0 - hz;
   const double c = w1 + (((1.0 - w1) - hz) + (z * pc - rh * rl));
   const bool odd = (q & 1u) != 0;
-  double sn = double_of(bits_of(select(odd, c, s)) ^ ((q & 2u) << 62));
-  double cs = double_of(bits_of(select(odd, s, c)) ^ (((q + 1u) & 2u) << 62));
-  sn = select(x == 0.0, x, sn);
+  double sn = double_of(bits_of(blend(odd, c, s)) ^ ((q & 2u) << 62));
+  double cs = double_of(bits_of(blend(odd, s, c)) ^ (((q + 1u) & 2u) << 62));
+  sn = blend(x == 0.0, x, sn);
   const bool finite = (bits_of(x) & 0x7FFFFFFFFFFFFFFFull) < kDInfBits;
-  *sin_out = select(finite & (sn == sn), sn, double_of(kDNanBits));
-  *cos_out = select(finite & (cs == cs), cs, double_of(kDNanBits));
+  *sin_out = blend(finite & (sn == sn), sn, double_of(kDNanBits));
+  *cos_out = blend(finite & (cs == cs), cs, double_of(kDNanBits));
 }
 
 ASCEND_RAND_HD double sin_f64(double x) {

@@ -90,8 +90,10 @@ _ROUND_MAGIC_BITS = np.int32(0x4B400000)
 _EXP_X_MAX = _h("0x1.64p+6")      # 89: exp(89) overflows; clamped so that k <= 128
 _EXP_X_MIN = _h("-0x1.ap+6")      # -104: exp(-104) rounds to +0; clamped so that k >= -150
 _SQRT_HALF_BITS = np.uint32(0x3F3504F3)  # float32 nearest sqrt(2)/2
-_INF = np.float32(np.inf)
-_NAN = np.uint32(0x7FC00000).view(np.float32)
+_INF_BITS = np.uint32(0x7F800000)
+_NAN_BITS = np.uint32(0x7FC00000)  # the canonical quiet NaN
+_INF = _INF_BITS.view(np.float32)
+_NAN = _NAN_BITS.view(np.float32)
 
 # float64 constants: fdlibm 5.3 (Sun Microsystems, 1993), bit patterns in its comments.
 _D_LN2_HI = _d("0x1.62e42feep-1")             # 3fe62e42 fee00000
@@ -135,11 +137,13 @@ _D_TWO54 = _d("0x1p54")
 _D_MIN_NORMAL = _d("0x1p-1022")
 _D_ROUND_MAGIC = _d("0x1.8p52")
 _D_ROUND_MAGIC_BITS = np.int64(0x4338000000000000)
-_D_EXP_X_MAX = np.float64(710.0)   # exp(710) overflows; clamped so that k <= 1025
-_D_EXP_X_MIN = np.float64(-746.0)  # exp(-746) rounds to +0; clamped so that k >= -1077
+_D_EXP_X_MAX = _d("0x1.63p+9")   # 710: exp(710) overflows; clamped so that k <= 1024
+_D_EXP_X_MIN = _d("-0x1.75p+9")  # -746: exp(-746) rounds to +0; clamped so that k >= -1076
 _D_SQRT_HALF_HI = np.uint64(0x3FE6A09E)  # high word of sqrt(2)/2 (fdlibm's split point)
-_D_INF = np.float64(np.inf)
-_D_NAN = np.uint64(0x7FF8000000000000).view(np.float64)
+_D_INF_BITS = np.uint64(0x7FF0000000000000)
+_D_NAN_BITS = np.uint64(0x7FF8000000000000)
+_D_INF = _D_INF_BITS.view(np.float64)
+_D_NAN = _D_NAN_BITS.view(np.float64)
 
 
 def _flat(x, dtype):
@@ -174,9 +178,8 @@ def log_f32(x):
         p = _LOG_P8
         for c in (_LOG_P7, _LOG_P6, _LOG_P5, _LOG_P4, _LOG_P3, _LOG_P2, _LOG_P1, _LOG_P0):
             p = c + r * p
-        hi = kf * _LOG_LN2_HI + r
         lo = kf * _LOG_LN2_LO + (r * r) * p
-        y = hi + lo
+        y = kf * _LOG_LN2_HI + (r + lo)
         y = np.where(x == _INF, _INF, y)
         y = np.where(x == _ZERO, -_INF, y)
         y = np.where(x >= _ZERO, y, _NAN)  # x < 0 or NaN
@@ -256,7 +259,7 @@ def _sincos_f32(x):
         sin_x = _flip_f32(np.where(odd, c, s), q)
         cos_x = _flip_f32(np.where(odd, s, c), q + np.uint32(1))
         sin_x = np.where(x == _ZERO, x, sin_x)  # keeps sin(-0) = -0
-        finite = (x.view(np.uint32) & np.uint32(0x7FFFFFFF)) < np.uint32(0x7F800000)
+        finite = (x.view(np.uint32) & np.uint32(0x7FFFFFFF)) < _INF_BITS
         sin_x = np.where(finite & (sin_x == sin_x), sin_x, _NAN)
         cos_x = np.where(finite & (cos_x == cos_x), cos_x, _NAN)
     return sin_x, cos_x
@@ -383,7 +386,7 @@ def _sincos_f64(x):
         sin_x = (np.where(odd, c, s).view(np.uint64) ^ flip_s).view(np.float64)
         cos_x = (np.where(odd, s, c).view(np.uint64) ^ flip_c).view(np.float64)
         sin_x = np.where(x == _D_ZERO, x, sin_x)
-        finite = (x.view(np.uint64) & np.uint64(0x7FFFFFFFFFFFFFFF)) < np.uint64(0x7FF0000000000000)
+        finite = (x.view(np.uint64) & np.uint64(0x7FFFFFFFFFFFFFFF)) < _D_INF_BITS
         sin_x = np.where(finite & (sin_x == sin_x), sin_x, _D_NAN)
         cos_x = np.where(finite & (cos_x == cos_x), cos_x, _D_NAN)
     return sin_x, cos_x

@@ -190,7 +190,8 @@ def camel(name):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="compare with csrc/detmath.h and fallback/detmath.py")
+    ap.add_argument("--check", action="store_true",
+                    help="compare with csrc/detmath.h and fallback/detmath.py")
     args = ap.parse_args()
     consts, errors = constants()
     if args.check:
