@@ -1,0 +1,388 @@
+"""Independent per-element reference for the normal distributions (docs/spec_normal.md).
+
+Shared by tests/test_normal.py and tests/test_truncated_normal.py, which load it
+by path (the suite runs with ``--import-mode=importlib``, so tests cannot
+import each other).  Written from the spec text alone, one element at a time,
+in plain Python floats (float64) and NumPy float32 *scalars* (each operation
+one IEEE float32 operation): it shares no code with fallback/normal.py or
+csrc/normal.h.  What it does take from the library:
+
+- the stream and retry-block words, from ``stateless.raw`` (Philox is checked
+  bit for bit against TensorFlow elsewhere);
+- the table constants of fallback/ziggurat_tables.py (checked against mpmath
+  and the C++ header in tests/test_ziggurat_tables.py);
+- the deterministic ``log``/``exp``/``sin``/``cos`` of ascend_rand.fallback.detmath
+  (spec section 5.6, tested on their own elsewhere).
+
+Every function returning a sample also returns how it was reached, so the
+tests can assert that the interesting paths (wedge, tail, retries) were
+really exercised.
+"""
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from ascend_rand import stateless
+from ascend_rand.fallback import detmath
+from ascend_rand.fallback import ziggurat_tables as zt
+
+M32 = (1 << 32) - 1
+M64 = (1 << 64) - 1
+U128 = 1 << 128
+RETRY_BASE = 1 << 63
+SLOTS = 1 << 10
+
+f32 = np.float32
+
+# -- words --------------------------------------------------------------------------------------
+
+
+def stream_words(key, counter, n):
+    """The first ``n`` 32-bit words of the stream (key, counter) as Python ints."""
+    return [int(w) for w in stateless.raw(n, key, counter=counter)]
+
+
+@lru_cache(maxsize=1 << 16)
+def retry(key, counter, i, s):
+    """The four words of R(i, s) = philox(key, C + 2**63 + i * 2**10 + s mod 2**128)."""
+    assert 0 <= s < SLOTS
+    c = (counter[0] + (counter[1] << 64) + RETRY_BASE + (i << 10) + s) % U128
+    words = stateless.raw(4, key, counter=(c & M64, c >> 64))
+    return tuple(int(w) for w in words)
+
+
+def join(hi, lo):
+    return (hi << 32) | lo
+
+
+# -- conversions (spec 5.1 table), all exact ------------------------------------------------------
+
+
+def U32(w):
+    return f32((w & 0x7FFFFF) / 2.0**23)
+
+
+def O32(w):
+    return f32((2 * (w >> 9) + 1) / 2.0**24)
+
+
+def U64(u):
+    return (u & ((1 << 52) - 1)) / 2.0**52
+
+
+def O64(u):
+    return (2 * (u >> 12) + 1) / 2.0**53
+
+
+def _one32(fn, x):
+    assert type(x) is np.float32, type(x)
+    return f32(fn(np.asarray(x, dtype=np.float32)))
+
+
+def _one64(fn, x):
+    assert type(x) is float, type(x)
+    return float(fn(np.asarray(x, dtype=np.float64)))
+
+
+def log32(x):
+    return _one32(detmath.log_f32, x)
+
+
+def exp32(x):
+    return _one32(detmath.exp_f32, x)
+
+
+def sin32(x):
+    return _one32(detmath.sin_f32, x)
+
+
+def cos32(x):
+    return _one32(detmath.cos_f32, x)
+
+
+def log64(x):
+    return _one64(detmath.log_f64, x)
+
+
+def exp64(x):
+    return _one64(detmath.exp_f64, x)
+
+
+def sin64(x):
+    return _one64(detmath.sin_f64, x)
+
+
+def cos64(x):
+    return _one64(detmath.cos_f64, x)
+
+
+# -- tables -------------------------------------------------------------------------------------
+
+W32 = [f32(v) for v in zt.W_F32]
+K32 = [int(v) for v in zt.K_F32]
+F32 = [f32(v) for v in zt.F_F32]
+R32, INV_R32 = f32(zt.R_F32), f32(zt.INV_R_F32)
+W64 = [float(v) for v in zt.W_F64]
+K64 = [int(v) for v in zt.K_F64]
+F64 = [float(v) for v in zt.F_F64]
+R64, INV_R64 = float(zt.R_F64), float(zt.INV_R_F64)
+assert all(W32[i] == zt.W_F32[i] for i in range(256)), "W_F32 entries must be float32 values"
+
+
+# -- ziggurat (spec 5.3) -----------------------------------------------------------------------
+
+
+def fast_rejected_f32(w):
+    """True where the first word fails step 1 (``mag < K[layer]``)."""
+    return (w >> 9) >= K32[w & 0xFF]
+
+
+def fast_rejected_f64(u):
+    return (u >> 12) >= K64[u & 0xFF]
+
+
+def zig_attempt_f32(w, p, q):
+    """One attempt: (accepted, candidate, path)."""
+    layer, sign, mag = w & 0xFF, (w >> 8) & 1, w >> 9
+    x = f32(mag) * W32[layer]
+    z = -x if sign else x
+    if mag < K32[layer]:
+        return True, z, "fast"
+    if layer == 0:
+        xt = (-log32(O32(p))) * INV_R32
+        yt = -log32(O32(q))
+        if yt + yt > xt * xt:
+            v = R32 + xt
+            return True, (-v if sign else v), "tail"
+        return False, z, "tail-rejected"
+    f0 = F32[layer]
+    y = f0 + U32(p) * (F32[layer + 1] - f0)
+    if y < exp32(f32(-0.5) * (x * x)):
+        return True, z, "wedge"
+    return False, z, "wedge-rejected"
+
+
+def zig_attempt_f64(u, p, q):
+    layer, sign, mag = u & 0xFF, (u >> 8) & 1, u >> 12
+    x = float(mag) * W64[layer]
+    z = -x if sign else x
+    if mag < K64[layer]:
+        return True, z, "fast"
+    if layer == 0:
+        xt = (-log64(O64(p))) * INV_R64
+        yt = -log64(O64(q))
+        if yt + yt > xt * xt:
+            v = R64 + xt
+            return True, (-v if sign else v), "tail"
+        return False, z, "tail-rejected"
+    f0 = F64[layer]
+    y = f0 + U64(p) * (F64[layer + 1] - f0)
+    if y < exp64(-0.5 * (x * x)):
+        return True, z, "wedge"
+    return False, z, "wedge-rejected"
+
+
+def ziggurat_f32(key, counter, i, w0, lo=None, hi=None):
+    """Element i (first word w0): (z, attempt, path, first_path).
+
+    With bounds, "accept" also needs lo <= z <= hi (the truncated normal's
+    ziggurat method, spec 5.5).
+    """
+    first_path = None
+    for a in range(SLOTS):
+        if a == 0 and not fast_rejected_f32(w0):
+            ok, z, path = zig_attempt_f32(w0, 0, 0)  # step 1 reads nothing else
+        else:
+            b = retry(key, counter, i, a)
+            ok, z, path = zig_attempt_f32(w0 if a == 0 else b[0], b[1], b[2])
+        if first_path is None:
+            first_path = path
+        if ok and (lo is None or lo <= z <= hi):
+            return z, a, path, first_path
+    raise AssertionError("all 1024 attempts rejected: the probability is below 1e-150")
+
+
+def ziggurat_f64(key, counter, i, u0, lo=None, hi=None):
+    first_path = None
+    for a in range(SLOTS // 2):
+        if a == 0 and not fast_rejected_f64(u0):
+            ok, z, path = zig_attempt_f64(u0, 0, 0)
+        else:
+            b0 = retry(key, counter, i, 2 * a)
+            b1 = retry(key, counter, i, 2 * a + 1)
+            u = u0 if a == 0 else join(b0[0], b0[1])
+            ok, z, path = zig_attempt_f64(u, join(b0[2], b0[3]), join(b1[0], b1[1]))
+        if first_path is None:
+            first_path = path
+        if ok and (lo is None or lo <= z <= hi):
+            return z, a, path, first_path
+    raise AssertionError("all 512 attempts rejected: the probability is below 1e-150")
+
+
+# -- Box-Muller (spec 5.4) ---------------------------------------------------------------------
+
+
+def box_muller_pair_f32(w0, w1):
+    u1 = U32(w0)
+    if u1 < f32(1e-7):
+        u1 = f32(1e-7)
+    t = f32(6.2831855) * U32(w1)
+    r = np.sqrt(f32(-2.0) * log32(u1))
+    assert type(r) is np.float32
+    return r * sin32(t), r * cos32(t)
+
+
+def box_muller_pair_f64(w0, w1, w2, w3):
+    u1 = U64(join(w0, w1))
+    if u1 < 1e-7:
+        u1 = 1e-7
+    t = 6.283185307179586 * U64(join(w2, w3))
+    r = math.sqrt(-2.0 * log64(u1))
+    return r * sin64(t), r * cos64(t)
+
+
+def box_muller(words, n, f64):
+    """Elements 0..n-1 of a Box-Muller draw from the stream words (an odd n reads a whole pair)."""
+    out = []
+    for j in range((n + 1) // 2):
+        if f64:
+            out.extend(box_muller_pair_f64(*words[4 * j:4 * j + 4]))
+        else:
+            out.extend(box_muller_pair_f32(words[2 * j], words[2 * j + 1]))
+    return out[:n]
+
+
+# -- truncated normal (spec 5.5) ---------------------------------------------------------------
+
+ZIGGURAT, UNIFORM, EXPONENTIAL = "ziggurat", "uniform", "exponential"
+
+
+def working(dtype):
+    return "float64" if dtype == "float64" else "float32"
+
+
+def to_work(v, work):
+    """``v`` rounded to the working precision (infinities kept), as the working type."""
+    return float(v) if work == "float64" else f32(v)
+
+
+def plan(a, b, work):
+    """The method and constants of spec 5.5's table, as a dict in working precision."""
+    a, b = to_work(a, work), to_work(b, work)
+    assert a < b
+    width = b - a  # one working-precision subtraction
+    fa, fb, fw = float(a), float(b), float(width)
+    if fa <= 0.25 and fb >= -0.25:
+        if fw >= 1:
+            return dict(method=ZIGGURAT, a=a, b=b)
+        m = 0.0 if fa <= 0.0 <= fb else min(abs(fa), abs(fb))
+        return dict(method=UNIFORM, a=a, b=b, width=width, m2=to_work(m * m, work))
+    if fa > 0.25:
+        ell, upper, mirror = fa, fb, False
+    else:
+        ell, upper, mirror = -fb, -fa, True
+    if ell * fw < 1:
+        return dict(method=UNIFORM, a=a, b=b, width=width, m2=to_work(ell * ell, work))
+    lam = to_work((ell + math.sqrt(ell * ell + 4.0)) / 2.0, work)
+    return dict(method=EXPONENTIAL, a=a, b=b, ell=to_work(ell, work), upper=to_work(upper, work),
+                lam=lam, mirror=mirror)
+
+
+def _proposal_attempt(pl, p, q, f64):
+    unit = U64 if f64 else U32
+    if pl["method"] == UNIFORM:
+        z = pl["a"] + unit(p) * pl["width"]
+        e = exp64(0.5 * (pl["m2"] - z * z)) if f64 else exp32(f32(0.5) * (pl["m2"] - z * z))
+        return unit(q) < e, z
+    ell, lam = pl["ell"], pl["lam"]
+    if f64:
+        x = ell + (-log64(O64(p))) / lam
+        d = x - lam
+        ok = x <= pl["upper"] and unit(q) < exp64(-0.5 * (d * d))
+    else:
+        x = ell + (-log32(O32(p))) / lam
+        d = x - lam
+        ok = x <= pl["upper"] and unit(q) < exp32(f32(-0.5) * (d * d))
+    return ok, (-x if pl["mirror"] else x)
+
+
+def truncated(key, counter, i, first, pl, f64):
+    """Element i of a truncated normal in working precision: (z, attempt).
+
+    ``first`` is word i (float32) or join(word 2i, word 2i+1) (float64).
+    """
+    if pl["method"] == ZIGGURAT:
+        fn = ziggurat_f64 if f64 else ziggurat_f32
+        z, a, _, _ = fn(key, counter, i, first, pl["a"], pl["b"])
+        return z, a
+    for a in range(SLOTS):
+        r = retry(key, counter, i, a)
+        if f64:
+            p = first if a == 0 else join(r[0], r[1])
+            q = join(r[2], r[3])
+        else:
+            p = first if a == 0 else r[0]
+            q = r[1]
+        ok, z = _proposal_attempt(pl, p, q, f64)
+        if ok:
+            return z, a
+    raise AssertionError("all 1024 attempts rejected")
+
+
+# -- output (spec 5.1) -------------------------------------------------------------------------
+
+FORMAT16 = {"float16": (10, -14, 15), "bfloat16": (7, -126, 127)}
+
+
+def round16(v, fmt):
+    """A float32 value rounded once to float16/bfloat16 (nearest, ties to even), as a float."""
+    v = float(v)
+    if v == 0 or not math.isfinite(v):
+        return v
+    mant, emin, emax = FORMAT16[fmt]
+    e = max(math.frexp(abs(v))[1] - 1, emin)
+    quantum = 2.0 ** (e - mant)
+    scaled = abs(v) / quantum  # exact: a float32 value over a power of two
+    n = math.floor(scaled)
+    rest = scaled - n
+    if rest > 0.5 or (rest == 0.5 and n % 2 == 1):
+        n += 1
+    r = n * quantum
+    if r >= 2.0 ** (emax + 1):
+        r = math.inf
+    return math.copysign(r, v)
+
+
+def output(z, dtype, loc=0.0, scale=1.0):
+    """fl(fl(z * scale) + loc) in working precision (skipped for 0, 1), then 16-bit rounding."""
+    work = working(dtype)
+    loc_w, scale_w = to_work(loc, work), to_work(scale, work)
+    if work == "float32":
+        assert type(z) is np.float32, type(z)
+    else:
+        assert type(z) is float, type(z)
+    if not (loc_w == 0 and scale_w == 1):
+        z = z * scale_w + loc_w if work == "float64" else (z * scale_w) + loc_w
+    if dtype in FORMAT16:
+        return round16(z, dtype)
+    return float(z)
+
+
+def as_f64(values):
+    """Any float array (incl. bfloat16) as float64 values, flat."""
+    return np.asarray(values).reshape(-1).astype(np.float64)
+
+
+def assert_bits(got, expected, indices, what):
+    """got[indices] == expected (same values and sign bits), with a precise message."""
+    g = as_f64(got)[np.asarray(indices, dtype=np.int64)]
+    e = np.asarray(expected, dtype=np.float64)
+    bad = np.flatnonzero((g != e) | (np.signbit(g) != np.signbit(e)))
+    if bad.size:
+        k = bad[0]
+        raise AssertionError(
+            f"{what}: {bad.size} of {len(e)} elements differ; first: element {indices[k]}, "
+            f"got {g[k]!r} ({float(g[k]).hex()}), expected {e[k]!r} ({float(e[k]).hex()})"
+        )
