@@ -1,21 +1,27 @@
 """The ``ascend-rand`` command: ``demo``, ``bench`` and ``backends``.
 
-``ascend-rand bench`` runs ``bench/bench_uniform.py``, which lives in the
-source checkout and is not installed with the package (a benchmark is a
-development tool that compares against optional peers: torch, randomgen).
-The file is found, in this order, at:
+``ascend-rand bench`` runs the benchmarks in ``bench/``: ``bench_uniform.py``
+(uniform float32, raw uint32), then ``bench_distributions.py`` (normals,
+truncated normal, packed dropout masks); ``--only uniform|distributions`` runs
+one.  bench/ lives in the source checkout and is not installed with the package
+(a benchmark is a development tool that compares against optional peers: torch,
+randomgen).  The bench/ folder is found, in this order, at:
 
-1. ``$ASCEND_RAND_BENCH``: the file itself or the checkout root holding ``bench/``
-   (when set, nothing else is tried);
+1. ``$ASCEND_RAND_BENCH``: the checkout root holding ``bench/``, the ``bench/``
+   folder itself, or a file in it (its folder is used); when set, nothing else
+   is tried;
 2. the checkout this package was imported from (editable installs, or running
-   inside the repository): ``<package>/../bench/bench_uniform.py``;
-3. ``./bench/bench_uniform.py`` in the current directory or any parent.
+   inside the repository): ``<package>/../bench/``;
+3. ``./bench/`` in the current directory or any parent;
 
-It is loaded with importlib and its ``main(argv)`` is called in this process;
-every argument after ``bench`` is passed to its own parser (``ascend-rand bench --help``).
+the first of these holding ``bench_<name>.py`` is used.  Each file is loaded
+with importlib and its ``main(argv)`` is called in this process; every argument
+after ``bench`` other than ``--only`` is passed to each benchmark's own parser
+(``ascend-rand bench --help``).  ``--json PATH`` with both benchmarks writes
+``PATH`` with ``.uniform`` / ``.distributions`` inserted before the suffix.
 
 Exit codes: 0 success; 1 a correctness check failed (``demo``) or the
-benchmark asked for ``--check-target`` and missed it; 2 a usage error, or the
+benchmark asked for ``--check-target`` and missed one; 2 a usage error, or a
 benchmark file was not found.
 """
 
@@ -27,54 +33,111 @@ import sys
 from pathlib import Path
 
 BENCH_ENV = "ASCEND_RAND_BENCH"
-BENCH_RELPATH = Path("bench") / "bench_uniform.py"
+BENCH_DIR = Path("bench")
+BENCHES = ("uniform", "distributions")  # the order ``ascend-rand bench`` runs them in
+BENCH_RELPATH = BENCH_DIR / "bench_uniform.py"  # kept for callers of the old name
 
 
 class BenchNotFoundError(FileNotFoundError):
-    """bench/bench_uniform.py is not reachable from here."""
+    """bench/bench_<name>.py is not reachable from here."""
 
 
-def bench_candidates():
-    """Paths tried for the benchmark file, in order; only ``$ASCEND_RAND_BENCH`` when set."""
+def _bench_file(name):
+    return f"bench_{name}.py"
+
+
+def bench_candidates(name="uniform"):
+    """Paths tried for ``bench/bench_<name>.py``, in order; only ``$ASCEND_RAND_BENCH`` when set."""
+    filename = _bench_file(name)
     env = os.environ.get(BENCH_ENV)
     if env:
         path = Path(env).expanduser()
-        return [path / BENCH_RELPATH if path.is_dir() else path]
-    found = [Path(__file__).resolve().parent.parent / BENCH_RELPATH]
+        if path.is_file():
+            return [path.parent / filename]
+        return [path / BENCH_DIR / filename, path / filename]
+    found = [Path(__file__).resolve().parent.parent / BENCH_DIR / filename]
     cwd = Path.cwd().resolve()
-    found += [d / BENCH_RELPATH for d in (cwd, *cwd.parents)]
+    found += [d / BENCH_DIR / filename for d in (cwd, *cwd.parents)]
     return list(dict.fromkeys(found))
 
 
-def find_bench_file():
-    candidates = bench_candidates()
+def find_bench_file(name="uniform"):
+    candidates = bench_candidates(name)
     for path in candidates:
         if path.is_file():
             return path
     tried = "\n  ".join(str(p) for p in candidates[:4]) + ("\n  ..." if len(candidates) > 4 else "")
     raise BenchNotFoundError(
-        f"{BENCH_RELPATH} not found; it ships with the source checkout, not the installed "
-        f"package. Run from the repository, or set {BENCH_ENV} to the file or the checkout.\n"
-        f"Tried:\n  {tried}"
+        f"{BENCH_DIR / _bench_file(name)} not found; it ships with the source checkout, not the "
+        f"installed package. Run from the repository, or set {BENCH_ENV} to the checkout or its "
+        f"bench/ folder.\nTried:\n  {tried}"
     )
 
 
-def load_bench():
-    """The benchmark module, loaded from its file (raises BenchNotFoundError)."""
-    path = find_bench_file()
-    spec = importlib.util.spec_from_file_location("ascend_rand_bench_uniform", path)
+def load_bench(name="uniform"):
+    """The benchmark module ``bench/bench_<name>.py``, loaded from its file.
+
+    Raises BenchNotFoundError.
+    """
+    path = find_bench_file(name)
+    spec = importlib.util.spec_from_file_location(f"ascend_rand_bench_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
+def _bench_parser():
+    """``ascend-rand bench``'s own options; the rest go to each benchmark."""
+    parser = argparse.ArgumentParser(prog="ascend-rand bench", add_help=False)
+    parser.add_argument("-h", "--help", action="store_true")
+    parser.add_argument("--only")  # checked by _full_bench_parser
+    parser.add_argument("--json", metavar="PATH")
+    return parser
+
+
+def _full_bench_parser(module, uniform):
+    """Every option of ``ascend-rand bench``, for --help and for checking argv before a run.
+
+    The benchmarks share their options (bench/_harness.py ``add_arguments``).
+    """
+    parser = argparse.ArgumentParser(
+        prog="ascend-rand bench",
+        description="Run bench/bench_uniform.py, then bench/bench_distributions.py, in this "
+                    "process; the options are passed to each.",
+        epilog="--json PATH with both benchmarks writes PATH with '.uniform' and "
+               "'.distributions' inserted before the suffix.",
+    )
+    parser.add_argument("--only", choices=BENCHES, help="run one benchmark")
+    module.H.add_arguments(parser, even_sizes=uniform)
+    return parser
+
+
+def _json_path(path, name, both):
+    if not both:
+        return path
+    p = Path(path)
+    return str(p.with_name(f"{p.stem}.{name}{p.suffix or '.json'}"))
+
+
 def _cmd_bench(args):
+    own, rest = _bench_parser().parse_known_args(args.bench_args)
+    names = (own.only,) if own.only in BENCHES else BENCHES
     try:
-        bench = load_bench()
+        modules = [(name, load_bench(name)) for name in names]
     except BenchNotFoundError as exc:
         print(f"ascend-rand bench: error: {exc}", file=sys.stderr)
         return 2
-    return bench.main(args.bench_args, prog="ascend-rand bench")
+    # Check every option before anything runs (prints the help and exits 0 for -h).
+    _full_bench_parser(modules[0][1], "uniform" in names).parse_args(args.bench_args)
+    status = 0
+    for i, (name, module) in enumerate(modules):
+        argv = list(rest)
+        if own.json:
+            argv += ["--json", _json_path(own.json, name, len(modules) > 1)]
+        if len(modules) > 1:
+            print(("\n" if i else "") + f"== {name} (bench/bench_{name}.py)", flush=True)
+        status = max(status, module.main(argv, prog=f"ascend-rand bench --only {name}"))
+    return status
 
 
 def _cmd_demo(args):
@@ -113,8 +176,9 @@ def build_parser():
     demo.add_argument("--no-bench", action="store_true", help="skip the benchmark table")
     demo.set_defaults(func=_cmd_demo)
     bench = sub.add_parser("bench", add_help=False,
-                           help="uniform/raw throughput against numpy, randomgen, torch "
-                                "(bench/bench_uniform.py; see 'ascend-rand bench --help')")
+                           help="throughput of uniform/raw draws, then normals and dropout "
+                                "masks, against numpy, randomgen, torch (bench/; see "
+                                "'ascend-rand bench --help')")
     bench.set_defaults(func=_cmd_bench)
     report = sub.add_parser("backends", help="which backends can run here, and why not")
     report.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -7,8 +7,9 @@
 4. TensorFlow layout: ``StatelessRandomUniformV2(alg=1)`` equals ``stateless.uniform``
    (float32, bfloat16, counter carry, 128-bit wrap), live when tensorflow is
    importable, else against ``TF_OUTPUTS`` below, recorded from TensorFlow;
-5. the quick benchmark (bench/bench_uniform.py when the checkout is reachable,
-   else a minimal native-vs-numpy timing).
+5. the quick benchmark (bench/bench_uniform.py, plus one normal row and one
+   packed dropout mask row from bench/bench_distributions.py, when the checkout
+   is reachable; else a minimal native-vs-numpy timing of the same draws).
 
 ``main()`` returns 1 when any check in 2-4 fails (the benchmark never fails it).
 """
@@ -207,9 +208,20 @@ def benchmark(printer):
         bench = load_bench()
     except BenchNotFoundError:
         printer.line("bench/bench_uniform.py not found (installed without the checkout): "
-                     "minimal timing, 1e6 float32", style="yellow")
+                     "minimal timing, 1e6 elements", style="yellow")
     else:
-        bench.print_results(bench.run(quick=True))
+        results = bench.run(quick=True)
+        try:
+            dist = load_bench("distributions")
+        except BenchNotFoundError:
+            printer.line("bench/bench_distributions.py not found: uniform rows only",
+                         style="yellow")
+        else:  # one normal row and one mask row, in the same table
+            extra = dist.demo_results()
+            results["rows"] += extra["rows"]
+            results["targets"] = results.get("targets", [results["target"]]) + extra["targets"]
+            results["captions"] = {**results.get("captions", {}), **extra["captions"]}
+        bench.print_results(results)
         return
     out = np.empty(1_000_000, np.float32)
     peers = [("numpy Generator(Philox)", np.random.Generator(np.random.Philox(1)))]
@@ -226,6 +238,38 @@ def benchmark(printer):
         rows.append((label, out.size / sorted(times)[2] / 1e9))
     for label, gsps in rows:
         printer.line(f"  {label:28} {gsps:7.3f} G samples/s  {gsps / rows[0][1]:6.2f}x numpy")
+    if "native" not in _available():
+        return
+    n = out.size
+    mask = np.empty((n + 127) // 128 * 16, np.uint8)
+    pcg = np.random.Generator(np.random.PCG64(1))
+    bits = np.empty(n, np.bool_)
+
+    def numpy_mask():
+        pcg.random(dtype=np.float32, out=out)
+        np.less(out, np.float32(0.9), out=bits)
+        np.packbits(bits, bitorder="little")
+
+    threads = get_num_threads()
+    pairs = ((f"native normal ({threads} thr)", "numpy PCG64 normal",
+              lambda: stateless.normal((n,), 1, out=out, backend="native"),
+              lambda: pcg.standard_normal(dtype=np.float32, out=out)),
+             (f"native mask bits ({threads} thr)", "numpy <keep+packbits",
+              lambda: stateless.dropout_mask((n,), 0.1, 1, out=mask, backend="native"),
+              numpy_mask))
+    for what, base, ours, theirs in pairs:
+        mine, ref = (n / _median_seconds(f) / 1e9 for f in (ours, theirs))
+        printer.line(f"  {what:28} {mine:7.3f} G samples/s  {mine / ref:6.2f}x {base}")
+
+
+def _median_seconds(fn, reps=5):
+    fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[reps // 2]
 
 
 def _available():

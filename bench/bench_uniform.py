@@ -11,19 +11,32 @@ its fastest call yielding n 32-bit words; docs/performance.md says which and why
 """
 
 import argparse
-import json
-import os
-import platform
-import statistics
-import subprocess
+import importlib.util
 import sys
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
 import ascend_rand
+
+
+def _load_harness():
+    """bench/_harness.py, loaded by path (this file runs as a script or via importlib)."""
+    path = Path(__file__).resolve().with_name("_harness.py")
+    name = "_ascend_rand_bench_harness"
+    module = sys.modules.get(name)
+    if module is not None and Path(module.__file__).resolve() == path:
+        return module
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+H = _load_harness()
+Missing = H.Missing
+SEED = H.SEED
 
 DRAWS = ("uniform float32", "raw uint32")
 SIZES = (1_000_000, 50_000_000)
@@ -32,18 +45,6 @@ FALLBACK_MAX_N = 1_000_000  # the NumPy fallback runs at about 1/4 of numpy's ow
 BASELINE = "numpy Philox"  # numpy.random.Generator(numpy.random.Philox), Philox4x64-10
 TARGET_RATIO = 8.0
 TARGET = f"native uniform float32, 1 thread, >= {TARGET_RATIO:g}x numpy Generator(Philox)"
-SEED = 20260521
-
-
-class Missing(Exception):
-    """The peer cannot run here (not installed, or backend unavailable)."""
-
-
-def _cores():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 # -- peers: each returns (method, zero-argument callable) for (draw, n), or None to skip ------
@@ -88,10 +89,7 @@ def _randomgen_philox(draw, n):
 
 
 def _torch(draw, n):
-    try:
-        import torch
-    except ImportError as exc:
-        raise Missing(f"torch not installed ({exc})") from None
+    torch = H.import_torch()
     torch.manual_seed(SEED)
     if draw == "uniform float32":
         out = torch.empty(n, dtype=torch.float32)
@@ -121,217 +119,43 @@ def peers(cores):
 
 # -- measurement ------------------------------------------------------------------------------
 
-def time_call(fn, reps, budget_s):
-    """Median seconds of ``fn()`` after one warm-up; at least 3 calls, stops after budget_s."""
-    fn()
-    times = []
-    start = time.perf_counter()
-    while len(times) < reps:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-        if len(times) >= 3 and time.perf_counter() - start > budget_s:
-            break
-    return statistics.median(times), len(times)
-
-
-def machine_info():
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    versions = {"python": platform.python_version(), "numpy": np.__version__,
-                "ascend_rand": ascend_rand.__version__}
-    for name in ("torch", "randomgen"):
-        try:
-            versions[name] = __import__(name).__version__
-        except ImportError:
-            versions[name] = None
-    try:
-        commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
-                                text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        commit = ""
-    return {"cpu": cpu, "cores": _cores(), "cpu_count": os.cpu_count(), "versions": versions,
-            "backends": ascend_rand.backends(), "git_commit": commit or None,
-            "time_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-
-
 def run(quick=False, sizes=None, reps=None, budget_s=None, log=None):
     """Measure every (draw, size, peer); returns the JSON-ready results dict."""
     sizes = tuple(sizes or (QUICK_SIZES if quick else SIZES))
     reps = reps or (5 if quick else 9)
     budget_s = budget_s if budget_s is not None else (0.3 if quick else 2.5)
-    cores = _cores()
-    saved_threads = ascend_rand.get_num_threads()
-    torch_threads = None
-    try:
-        import torch
-
-        torch_saved = torch.get_num_threads()
-        torch.set_num_threads(cores)  # explicit, reported; torch's CPU RNG is serial anyway
-        torch_threads = torch.get_num_threads()
-    except ImportError:
-        torch = None
-    rows = []
-    try:
-        for draw in DRAWS:
-            for n in sizes:
-                for name, threads, make in peers(cores):
-                    row = {"draw": draw, "n": n, "peer": name,
-                           "threads": torch_threads if threads == "torch" else threads}
-                    try:
-                        made = make(draw, n)
-                    except Missing as exc:
-                        rows.append({**row, "missing": str(exc)})
-                        continue
-                    if made is None:
-                        continue
-                    row["method"], fn = made
-                    if log:
-                        log(f"{draw} n={n:.0e} {name} ({row['threads']} thr)")
-                    seconds, count = time_call(fn, reps, budget_s)
-                    del made, fn  # release the output buffers before the next case
-                    rows.append({**row, "seconds": seconds, "reps": count,
-                                 "gsps": n / seconds / 1e9})
-    finally:
-        ascend_rand.set_num_threads(saved_threads)
-        if torch is not None:
-            torch.set_num_threads(torch_saved)
-    base = {(r["draw"], r["n"]): r["gsps"] for r in rows if r["peer"] == BASELINE and "gsps" in r}
-    for r in rows:
-        if "gsps" in r and (r["draw"], r["n"]) in base:
-            r["ratio"] = r["gsps"] / base[(r["draw"], r["n"])]
-    return {"machine": machine_info(), "quick": quick, "reps": reps, "budget_s": budget_s,
-            "torch_threads": torch_threads, "rows": rows, "target": _target(rows, sizes)}
+    cores = H.cores()
+    with H.thread_settings(cores) as torch_threads:
+        rows = H.measure(DRAWS, sizes, lambda draw: peers(cores), reps, budget_s,
+                         torch_threads, log)
+    H.add_ratios(rows, {draw: (draw, BASELINE) for draw in DRAWS})
+    target = _target(rows, sizes)
+    return {"machine": H.machine_info(), "quick": quick, "reps": reps, "budget_s": budget_s,
+            "torch_threads": torch_threads, "rows": rows, "target": target,
+            "targets": [target]}
 
 
 def _target(rows, sizes):
     n = max(sizes)
-    hit = [r for r in rows if r["peer"] == "native" and r["threads"] == 1
-           and r["draw"] == "uniform float32" and r["n"] == n and "ratio" in r]
-    ratio = hit[0]["ratio"] if hit else None
+    hit = H.find_row(rows, "uniform float32", "native", 1, n)
+    ratio = hit.get("ratio") if hit else None
     met = ratio is not None and ratio >= TARGET_RATIO
     return {"text": TARGET, "n": n, "ratio": ratio, "met": met}
 
 
 # -- output -----------------------------------------------------------------------------------
 
-COLUMNS = ("n", "implementation", "call", "threads", "G samples/s", "vs numpy")
+markdown = H.markdown
+print_results = H.print_results
 
 
-def _cells(r):
-    n = f"{r['n']:.0e}".replace("e+0", "e")
-    if "missing" in r:
-        return (n, r["peer"], f"missing: {r['missing']}", "", "", "")
-    ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"
-    return (n, r["peer"], r["method"], str(r["threads"]), f"{r['gsps']:.3f}", ratio)
-
-
-def _sections(results):
-    """{draw: [[row cells] per n]} in table order."""
-    sections = {}
-    for r in results["rows"]:
-        by_n = sections.setdefault(r["draw"], {})
-        by_n.setdefault(r["n"], []).append(_cells(r))
-    return {draw: list(by_n.values()) for draw, by_n in sections.items()}
-
-
-def _verdict(results):
-    t = results["target"]
-    if t["ratio"] is None:
-        return f"target: {t['text']}: not measured"
-    met = "MET" if t["met"] else "NOT MET"
-    return f"target: {t['text']}: {t['ratio']:.2f}x at n = {t['n']:.0e}, {met}"
-
-
-def _title(results):
-    m = results["machine"]
-    return f"{m['cpu']}, {m['cores']} cores, torch threads {results['torch_threads']}"
-
-
-def markdown(results):
-    """The tables as GitHub markdown, for docs/performance.md."""
-    head = "| draw | " + " | ".join(COLUMNS) + " |\n" + "|---" * (len(COLUMNS) + 1) + "|"
-    lines = [f"{_title(results)}", "", head]
-    for draw, groups in _sections(results).items():
-        lines += [f"| {draw} | " + " | ".join(row) + " |" for rows in groups for row in rows]
-    return "\n".join(lines + ["", _verdict(results)]) + "\n"
-
-
-def print_results(results, file=None):
-    try:
-        from rich import box
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
-        out = file or sys.stdout
-        print(_title(results), file=out)
-        for draw, groups in _sections(results).items():
-            print(draw, file=out)
-            for row in (row for rows in groups for row in rows):
-                print("  " + " | ".join(row), file=out)
-        print(_verdict(results), file=out)
-        return
-    console = Console(file=file)
-    console.print(_title(results))
-    for draw, groups in _sections(results).items():
-        table = Table(title=draw, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-        for c in COLUMNS:
-            table.add_column(c, justify="left" if c in ("implementation", "call") else "right")
-        for i, rows in enumerate(groups):
-            for j, row in enumerate(rows):
-                table.add_row(*row, end_section=j == len(rows) - 1 and i < len(groups) - 1)
-        console.print(table)
-    style = "green" if results["target"]["met"] else "red"
-    console.print(f"[{style}]{_verdict(results)}[/{style}]")
-
-
-def _sizes(text):
-    """--sizes: even counts (the raw peers that draw uint64 make n/2 of them)."""
-    try:
-        sizes = [int(float(x)) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
-    if not sizes or min(sizes) < 2 or any(n % 2 for n in sizes):
-        raise argparse.ArgumentTypeError(f"sizes must be even and >= 2, got {text!r}")
-    return sizes
-
-
-def _progress(text):
-    print(f"\r\033[K{text}", end="", file=sys.stderr, flush=True)
+def build_parser(prog=None):
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    return H.add_arguments(parser, even_sizes=True)
 
 
 def main(argv=None, prog=None):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="1e6 elements only, a few seconds")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    parser.add_argument("--sizes", type=_sizes, help="comma-separated even element counts "
-                        "(default 1e6,5e7; --quick: 1e6)")
-    parser.add_argument("--markdown", action="store_true",
-                        help="also print the table as markdown (for docs/performance.md)")
-    parser.add_argument("--check-target", action="store_true",
-                        help="exit 1 when the target is not met")
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    tty = sys.stderr.isatty()
-    results = run(quick=args.quick, sizes=args.sizes, log=_progress if tty else None)
-    if tty:
-        _progress("")
-    results["wall_s"] = round(time.perf_counter() - started, 1)
-    print_results(results)
-    if args.markdown:
-        print(markdown(results))
-    if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(results, indent=2) + "\n")
-        print(f"results written to {path}")
-    return 1 if args.check_target and not results["target"]["met"] else 0
+    return H.main(build_parser, run, argv, prog)
 
 
 if __name__ == "__main__":

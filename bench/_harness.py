@@ -1,0 +1,312 @@
+"""Shared machinery of the benchmarks in bench/: timing, machine report, tables, JSON, CLI.
+
+Each benchmark module (bench_uniform.py, bench_distributions.py) defines its
+draws, its peers and its targets, and calls ``measure`` / ``print_results`` /
+``markdown`` / ``main`` from here.  This file is loaded by path (the benchmark
+files are run as scripts or loaded with importlib by ``ascend-rand bench``),
+so it imports nothing from bench/ itself.
+
+Rows are dicts: ``draw``, ``n``, ``peer``, ``threads``, then either ``missing``
+(why the peer could not run) or ``method``, ``seconds`` (median), ``reps``
+(timed calls), ``gsps`` (n / seconds / 1e9) and, where the draw has a baseline,
+``ratio`` (gsps / the baseline row's gsps at the same n).
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+import ascend_rand
+
+SEED = 20260521
+
+
+class Missing(Exception):
+    """The peer cannot run here (not installed, or backend unavailable)."""
+
+
+def cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def import_torch():
+    """torch, or raise Missing."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise Missing(f"torch not installed ({exc})") from None
+    return torch
+
+
+# -- measurement ------------------------------------------------------------------------------
+
+def time_call(fn, reps, budget_s):
+    """Median seconds of ``fn()`` after one warm-up call.
+
+    At most ``reps`` timed calls, stopping once ``budget_s`` is spent and at
+    least 3 were made; a call so slow that its warm-up alone took more than a
+    third of the budget needs only 1 (the row then costs about two calls).
+    """
+    t0 = time.perf_counter()
+    fn()
+    warm = time.perf_counter() - t0
+    least = 3 if warm * 3 <= budget_s else 1
+    times = []
+    start = time.perf_counter()
+    while len(times) < reps:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+        if len(times) >= least and time.perf_counter() - start > budget_s:
+            break
+    return statistics.median(times), len(times)
+
+
+@contextlib.contextmanager
+def thread_settings(n):
+    """ascend_rand and torch thread counts restored on exit; yields torch's count (set to n)."""
+    saved = ascend_rand.get_num_threads()
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    torch_saved = torch.get_num_threads() if torch is not None else None
+    try:
+        if torch is not None:
+            torch.set_num_threads(n)  # explicit and reported; torch's CPU RNG is serial anyway
+        yield torch.get_num_threads() if torch is not None else None
+    finally:
+        ascend_rand.set_num_threads(saved)
+        if torch is not None:
+            torch.set_num_threads(torch_saved)
+
+
+def measure(draws, sizes, peers_for, reps, budget_s, torch_threads, log=None):
+    """Rows for every (draw, n, peer), in that order.
+
+    ``peers_for(draw)`` lists ``(name, threads, make)``; ``threads`` is a count
+    or "torch" (torch's thread count is shown); ``make(draw, n)`` returns
+    ``(method, zero-argument callable)``, None to skip the case, or raises Missing.
+    """
+    rows = []
+    for draw in draws:
+        for n in sizes:
+            for name, threads, make in peers_for(draw):
+                row = {"draw": draw, "n": n, "peer": name,
+                       "threads": torch_threads if threads == "torch" else threads}
+                try:
+                    made = make(draw, n)
+                except Missing as exc:
+                    rows.append({**row, "missing": str(exc)})
+                    continue
+                if made is None:
+                    continue
+                row["method"], fn = made
+                if log:
+                    log(f"{draw} n={n:.0e} {name} ({row['threads']} thr)")
+                seconds, count = time_call(fn, reps, budget_s)
+                del made, fn  # release the output buffers before the next case
+                rows.append({**row, "seconds": seconds, "reps": count, "gsps": n / seconds / 1e9})
+    return rows
+
+
+def add_ratios(rows, baselines):
+    """``ratio`` on every timed row whose draw has a baseline: {draw: (draw, peer)}."""
+    gsps = {(r["draw"], r["peer"], r["n"]): r["gsps"] for r in rows if "gsps" in r}
+    for r in rows:
+        ref = baselines.get(r["draw"])
+        if ref is None or "gsps" not in r:
+            continue
+        base = gsps.get((*ref, r["n"]))
+        if base:
+            r["ratio"] = r["gsps"] / base
+
+
+def find_row(rows, draw, peer, threads, n):
+    for r in rows:
+        if (r["draw"], r["peer"], r["threads"], r["n"]) == (draw, peer, threads, n):
+            return r
+    return None
+
+
+def machine_info():
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = {"python": platform.python_version(), "numpy": np.__version__,
+                "ascend_rand": ascend_rand.__version__}
+    for name in ("torch", "randomgen"):
+        try:
+            versions[name] = __import__(name).__version__
+        except ImportError:
+            versions[name] = None
+    try:
+        commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
+                                text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return {"cpu": cpu, "cores": cores(), "cpu_count": os.cpu_count(), "versions": versions,
+            "backends": ascend_rand.backends(), "git_commit": commit or None,
+            "time_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+# -- output -----------------------------------------------------------------------------------
+# results: {"machine", "torch_threads", "rows", "targets": [target...], "captions": {draw: text}}
+# target: {"text", "n", "ratio", "met", and optionally "note"}
+
+COLUMNS = ("n", "implementation", "call", "threads", "G samples/s", "vs numpy")
+
+
+def _n(n):
+    return f"{n:.0e}".replace("e+0", "e")
+
+
+def cells(r):
+    if "missing" in r:
+        return (_n(r["n"]), r["peer"], f"missing: {r['missing']}", "", "", "")
+    ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"
+    return (_n(r["n"]), r["peer"], r["method"], str(r["threads"]), f"{r['gsps']:.3f}", ratio)
+
+
+def sections(results):
+    """{draw: [[row cells] per n]} in table order."""
+    out = {}
+    for r in results["rows"]:
+        out.setdefault(r["draw"], {}).setdefault(r["n"], []).append(cells(r))
+    return {draw: list(by_n.values()) for draw, by_n in out.items()}
+
+
+def verdict(target):
+    if target["ratio"] is None:
+        return f"target: {target['text']}: not measured"
+    met = "MET" if target["met"] else "NOT MET"
+    note = f" ({target['note']})" if target.get("note") else ""
+    return f"target: {target['text']}: {target['ratio']:.2f}x at n = {_n(target['n'])}, {met}{note}"
+
+
+def title(results):
+    m = results["machine"]
+    return f"{m['cpu']}, {m['cores']} cores, torch threads {results['torch_threads']}"
+
+
+def markdown(results):
+    """The tables as GitHub markdown, for docs/performance.md."""
+    head = "| draw | " + " | ".join(COLUMNS) + " |\n" + "|---" * (len(COLUMNS) + 1) + "|"
+    lines = [title(results), "", head]
+    for draw, groups in sections(results).items():
+        lines += [f"| {draw} | " + " | ".join(row) + " |" for rows in groups for row in rows]
+    lines.append("")
+    lines += [verdict(t) for t in results["targets"]]
+    return "\n".join(lines) + "\n"
+
+
+def print_results(results, file=None):
+    captions = results.get("captions", {})
+    try:
+        from rich import box
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        out = file or sys.stdout
+        print(title(results), file=out)
+        for draw, groups in sections(results).items():
+            print(draw + (f" ({captions[draw]})" if draw in captions else ""), file=out)
+            for row in (row for rows in groups for row in rows):
+                print("  " + " | ".join(row), file=out)
+        for t in results["targets"]:
+            print(verdict(t), file=out)
+        return
+    console = Console(file=file)
+    if not console.is_terminal:
+        console.width = max(console.width, 120)  # piped or captured: do not wrap rows at 80
+    console.print(title(results))
+    for draw, groups in sections(results).items():
+        caption = captions.get(draw)
+        table = Table(title=draw, title_justify="left", caption=caption, caption_justify="left",
+                      box=box.SIMPLE_HEAD, pad_edge=False)
+        for c in COLUMNS:
+            table.add_column(c, justify="left" if c in ("implementation", "call") else "right")
+        for i, rows in enumerate(groups):
+            for j, row in enumerate(rows):
+                table.add_row(*row, end_section=j == len(rows) - 1 and i < len(groups) - 1)
+        console.print(table)
+        if caption:
+            console.print()
+    for t in results["targets"]:
+        style = "green" if t["met"] else "red"
+        console.print(f"[{style}]{verdict(t)}[/{style}]", highlight=False)
+
+
+# -- command line -----------------------------------------------------------------------------
+
+def sizes_type(even):
+    """--sizes parser: comma-separated counts (even ones when ``even``)."""
+    def parse(text):
+        try:
+            sizes = [int(float(x)) for x in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
+        least = 2 if even else 1
+        if not sizes or min(sizes) < least or (even and any(n % 2 for n in sizes)):
+            need = "even and >= 2" if even else ">= 1"
+            raise argparse.ArgumentTypeError(f"sizes must be {need}, got {text!r}")
+        return sizes
+    return parse
+
+
+def add_arguments(parser, even_sizes=False):
+    """The options every benchmark takes (``ascend-rand bench`` passes them through)."""
+    parser.add_argument("--quick", action="store_true", help="1e6 elements only, a few seconds")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--sizes", type=sizes_type(even_sizes),
+                        help="comma-separated element counts" + (" (even)" if even_sizes else "")
+                        + " (default 1e6,5e7; --quick: 1e6)")
+    parser.add_argument("--markdown", action="store_true",
+                        help="also print the table as markdown (for docs/performance.md)")
+    parser.add_argument("--check-target", action="store_true",
+                        help="exit 1 when a target is not met")
+    return parser
+
+
+def progress(text):
+    print(f"\r\033[K{text}", end="", file=sys.stderr, flush=True)
+
+
+def main(build_parser, run, argv=None, prog=None):
+    """A benchmark's command line: parse ``argv`` with ``build_parser(prog)``, call
+    ``run(quick=, sizes=, log=)``, print the tables, write JSON; returns the exit code."""
+    args = build_parser(prog).parse_args(argv)
+    started = time.perf_counter()
+    tty = sys.stderr.isatty()
+    results = run(quick=args.quick, sizes=args.sizes, log=progress if tty else None)
+    if tty:
+        progress("")
+    results["wall_s"] = round(time.perf_counter() - started, 1)
+    print_results(results)
+    if args.markdown:
+        print(markdown(results))
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(results, indent=2) + "\n")
+        print(f"results written to {path}")
+    missed = not all(t["met"] for t in results["targets"])
+    return 1 if args.check_target and missed else 0
