@@ -20,7 +20,8 @@ ext_modules = [
     Pybind11Extension(
         "ascend_rand._native",
         ["csrc/bindings.cpp", "csrc/kernels.cpp",
-         "csrc/kernels_bits.cpp", "csrc/bindings_bits.cpp"],
+         "csrc/kernels_bits.cpp", "csrc/bindings_bits.cpp",
+         "csrc/bindings_mt.cpp"],
         include_dirs=["csrc"],
         depends=[os.path.join("csrc", f) for f in os.listdir("csrc") if f.endswith(".h")],
         cxx_std=17,

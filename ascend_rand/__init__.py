@@ -14,6 +14,7 @@ from ._backends import (
 )
 from ._bits import apply_mask, unpack_mask
 from .generator import Generator
+from .mt19937 import MT19937
 
 __version__ = "0.1.0"
 
@@ -23,6 +24,7 @@ STREAM_FORMAT = 1
 __all__ = [
     "BackendUnavailableError",
     "Generator",
+    "MT19937",
     "STREAM_FORMAT",
     "apply_mask",
     "backends",

@@ -138,6 +138,8 @@ void integers(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t lo
 
 // Bernoulli bits, dropout masks and permutations (csrc/bindings_bits.cpp).
 void bind_bits(py::module_& m);
+// The MT19937 engine (csrc/bindings_mt.cpp).
+void bind_mt(py::module_& m);
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "ascend_rand native core: Philox4x32-10 streams and conversions (C++17)";
@@ -175,4 +177,5 @@ PYBIND11_MODULE(_native, m) {
     return info;
   });
   bind_bits(m);
+  bind_mt(m);
 }

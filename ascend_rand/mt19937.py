@@ -1,0 +1,320 @@
+"""The MT19937 engine: std::mt19937 / numpy-compatible words, exact jump-ahead, S streams.
+
+``MT19937(seed, streams=S)`` holds S Mersenne Twister states; element i of a
+draw is the next word of stream ``i % S``, and stream s starts as the seeded
+state advanced by ``s * 2**128`` words.  With one stream the words are those of
+``std::mt19937(seed)`` and of numpy's ``MT19937()._legacy_seeding(seed)``.
+docs/spec_mt19937.md is the contract; the kernels are ``mt19937_*`` in
+``ascend_rand._native`` and ``ascend_rand.fallback.mt19937``.
+"""
+
+import operator
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import _backends, _validate
+from .fallback import mt19937 as _numpy_mt
+
+ENGINE = "mt19937"
+WORDS = _numpy_mt.N  # 624 words of state per stream
+STREAM_STRIDE = _numpy_mt.STREAM_STRIDE  # 2**128 words between consecutive streams
+# 2.5 KiB of state and a jump of about 0.3 ms (native) per stream.
+MAX_STREAMS = 1 << 16
+ADVANCE_LIMIT = 1 << 128
+_U32_LIMIT = 1 << 32
+_U64_MASK = (1 << 64) - 1
+_STATE_KEYS = ("engine", "streams", "key", "pos")
+_RAW_DTYPES = ("uint32", "uint64")
+_FLOAT_DTYPES = ("float64", "float32")
+
+
+def _limbs(n):
+    """A natural number as little-endian 64-bit limbs (the kernels' form of big counts)."""
+    limbs = []
+    while True:
+        limbs.append(n & _U64_MASK)
+        n >>= 64
+        if not n:
+            return limbs
+
+
+def _kernels(backend):
+    name, _ = _backends.resolve(backend)
+    return name, (_backends._native if name == "native" else _numpy_mt)
+
+
+def _seed_words(seed):
+    """("genrand", int) for an integer seed, ("by_array", uint32 array) for a sequence."""
+    if isinstance(seed, (bool, np.bool_)):
+        raise TypeError(f"seed must be an integer or a sequence of integers, got the bool {seed!r}")
+    if isinstance(seed, (str, bytes)):
+        raise TypeError(f"seed must be an integer or a sequence of integers, got {seed!r}")
+    try:
+        value = operator.index(seed)
+    except TypeError:
+        pass
+    else:
+        if not 0 <= value < _U32_LIMIT:
+            raise ValueError(f"an integer seed must be in [0, 2**32), got {value}")
+        return "genrand", value
+    if isinstance(seed, np.ndarray):
+        if seed.ndim != 1:
+            raise ValueError(f"a seed array must be 1-D, got shape {seed.shape}")
+        seed = seed.tolist()
+    if not isinstance(seed, Sequence):
+        raise TypeError(
+            f"seed must be an integer or a sequence of integers, got {type(seed).__name__}")
+    words = []
+    for i, entry in enumerate(seed):
+        if isinstance(entry, (bool, np.bool_)):
+            raise TypeError(f"seed[{i}] must be an integer, got {entry!r}")
+        try:
+            v = operator.index(entry)
+        except TypeError:
+            raise TypeError(f"seed[{i}] must be an integer, got {entry!r}") from None
+        if not 0 <= v < _U32_LIMIT:
+            raise ValueError(f"seed[{i}] must be in [0, 2**32), got {v}")
+        words.append(v)
+    if not words:
+        raise ValueError("a sequence seed must not be empty")
+    return "by_array", np.array(words, dtype=np.uint32)
+
+
+def _key_array(key, streams):
+    """The (streams, 624) uint32 key of a state dict, checked."""
+    if isinstance(key, (str, bytes)):
+        raise TypeError(f"state['key'] must be an array of integers, got {key!r}")
+    try:
+        arr = np.asarray(key)
+    except (OverflowError, ValueError) as exc:
+        raise ValueError(f"state['key'] is not an array of 32-bit words: {exc}") from None
+    if arr.dtype == object:  # Python ints beyond int64, or mixed objects
+        try:
+            ints = [operator.index(v) for v in arr.reshape(-1)]
+        except TypeError:
+            raise TypeError("state['key'] must hold integers") from None
+        if any(not 0 <= v < _U32_LIMIT for v in ints):
+            raise ValueError("state['key'] entries must be in [0, 2**32)")
+        arr = np.array(ints, dtype=np.uint64).reshape(arr.shape)
+    if arr.dtype.kind not in "ui":
+        raise TypeError(f"state['key'] must hold integers, got dtype {arr.dtype}")
+    if arr.ndim == 1 and streams == 1:
+        arr = arr.reshape(1, -1)
+    if arr.shape != (streams, WORDS):
+        raise ValueError(f"state['key'] must have shape ({streams}, {WORDS}), got {arr.shape}")
+    if arr.min() < 0 or arr.max() >= _U32_LIMIT:
+        raise ValueError("state['key'] entries must be in [0, 2**32)")
+    out = np.array(arr, dtype=np.uint32, order="C")  # a copy: draws update it in place
+    _check_nonzero(out)
+    return out
+
+
+def _check_nonzero(key):
+    """Refuse streams whose 19937 state bits (top bit of word 0, words 1..623) are all 0."""
+    dead = ((key[:, 0] & np.uint32(0x80000000)) == 0) & ~key[:, 1:].any(axis=1)
+    if dead.any():
+        raise ValueError(
+            f"state['key'] of stream {int(np.flatnonzero(dead)[0])} is all zero in the 19937 bits "
+            "MT19937 uses (the top bit of word 0 and words 1..623): it would only produce zeros")
+
+
+def _positions(pos, streams):
+    if isinstance(pos, (str, bytes)) or not isinstance(pos, (Sequence, np.ndarray)):
+        raise TypeError(f"state['pos'] must be a sequence of {streams} integers, got {pos!r}")
+    entries = list(np.asarray(pos).tolist() if isinstance(pos, np.ndarray) else pos)
+    if len(entries) != streams:
+        raise ValueError(f"state['pos'] must have {streams} entries, got {len(entries)}")
+    out = []
+    for s, p in enumerate(entries):
+        p = _validate.integer(p, f"state['pos'][{s}]")
+        if not 0 <= p <= WORDS:
+            raise ValueError(f"state['pos'][{s}] must be in [0, {WORDS}], got {p}")
+        out.append(p)
+    return np.array(out, dtype=np.int64)
+
+
+class MT19937:
+    """S Mersenne Twister streams; element i of a draw is the next word of stream ``i % S``.
+
+    ``seed`` is an integer in [0, 2**32) (``init_genrand``, as ``std::mt19937``)
+    or a non-empty sequence of such integers (``init_by_array``, as numpy's
+    ``RandomState``).  Stream s is the seeded state advanced by ``s * 2**128``
+    words.  ``backend`` is "auto", "native" or "numpy": the same bits.
+    """
+
+    def __init__(self, seed, streams=1, backend="auto"):
+        kind, value = _seed_words(seed)
+        streams = _validate.integer(streams, "streams")
+        if not 1 <= streams <= MAX_STREAMS:
+            raise ValueError(f"streams must be in [1, {MAX_STREAMS}], got {streams}")
+        self._backend, self._mt = _kernels(backend)
+        self._lock = threading.Lock()
+        self._key = np.zeros((streams, WORDS), dtype=np.uint32)
+        self._pos = np.full(streams, WORDS, dtype=np.int64)
+        if kind == "genrand":
+            self._mt.mt19937_seed(self._key[0], value)
+        else:
+            self._mt.mt19937_seed_by_array(self._key[0], value)
+        if streams > 1:
+            self._mt.mt19937_jump_streams(self._key, self._pos)
+
+    @classmethod
+    def _from_arrays(cls, key, pos, backend):
+        self = cls.__new__(cls)
+        self._backend, self._mt = _kernels(backend)
+        self._lock = threading.Lock()
+        self._key = np.ascontiguousarray(key, dtype=np.uint32).copy()
+        self._pos = np.asarray(pos, dtype=np.int64).copy()
+        return self
+
+    # -- properties ---------------------------------------------------------------------------
+
+    @property
+    def streams(self):
+        return self._key.shape[0]
+
+    @property
+    def backend(self):
+        return self._backend
+
+    def __repr__(self):
+        return f"MT19937(streams={self.streams}, backend={self._backend!r})"
+
+    # -- draws --------------------------------------------------------------------------------
+
+    def _words(self, count):
+        out = np.empty(count, dtype=np.uint32)
+        if count:
+            with self._lock:
+                self._mt.mt19937_fill(out, self._key, self._pos)
+        return out
+
+    @staticmethod
+    def _shape_out(values, shape):
+        return values.reshape(shape)[()] if shape == () else values.reshape(shape)
+
+    def random_raw(self, shape=None):
+        """The next words as uint32 (numpy's ``random_raw`` gives the same values as uint64)."""
+        return self.raw(shape, "uint32")
+
+    def raw(self, shape=None, dtype="uint32"):
+        """uint32: one word per element; uint64: ``(w[2i] << 32) | w[2i+1]`` (numpy's next_uint64)."""
+        shape = _validate.shape(shape)
+        name = self._dtype_name(dtype, _RAW_DTYPES)
+        n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if name == "uint32":
+            return self._shape_out(self._words(n), shape)
+        w = self._words(2 * n).astype(np.uint64)
+        return self._shape_out((w[0::2] << np.uint64(32)) | w[1::2], shape)
+
+    def random(self, shape=None, dtype="float64"):
+        """Uniform [0, 1): float64 is numpy's genrand_res53 (two words), float32 ``(w >> 8) 2^-24``."""
+        shape = _validate.shape(shape)
+        name = self._dtype_name(dtype, _FLOAT_DTYPES)
+        n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if name == "float32":
+            w = self._words(n)
+            values = (w >> np.uint32(8)).astype(np.float32) * np.float32(2.0**-24)
+        else:
+            w = self._words(2 * n)
+            a = (w[0::2] >> np.uint32(5)).astype(np.float64)
+            b = (w[1::2] >> np.uint32(6)).astype(np.float64)
+            values = (a * 67108864.0 + b) / 9007199254740992.0  # exact: a 53-bit integer / 2^53
+        return self._shape_out(values, shape)
+
+    @staticmethod
+    def _dtype_name(dtype, allowed):
+        if isinstance(dtype, (bool, int, float)) or dtype is None:
+            raise TypeError(f"dtype must be one of {allowed}, got {dtype!r}")
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            raise TypeError(f"dtype must be one of {allowed}, got {dtype!r}") from None
+        if name not in allowed:
+            raise ValueError(f"dtype must be one of {allowed}, got {dtype!r}")
+        return name
+
+    # -- jumps --------------------------------------------------------------------------------
+
+    def advance(self, n):
+        """Move every stream exactly n words ahead (0 <= n < 2**128), in O(log n); returns self.
+
+        The state afterwards is the one drawing n words one by one would leave.
+        """
+        n = _validate.integer(n, "n")
+        if not 0 <= n < ADVANCE_LIMIT:
+            raise ValueError(f"n must be in [0, 2**128), got {n}")
+        with self._lock:
+            self._mt.mt19937_advance(self._key, self._pos, _limbs(n))
+        return self
+
+    def jumped(self, jumps=1):
+        """A copy with every stream advanced by ``jumps * 2**128`` words (the true continuation).
+
+        Unlike numpy's ``MT19937.jumped`` (docs/spec_mt19937.md explains the difference).
+        """
+        jumps = _validate.integer(jumps, "jumps")
+        if not 0 <= jumps < 1 << 64:
+            raise ValueError(f"jumps must be in [0, 2**64), got {jumps}")
+        with self._lock:
+            twin = MT19937._from_arrays(self._key, self._pos, self._backend)
+        if jumps:
+            twin._mt.mt19937_advance(twin._key, twin._pos, _limbs(jumps * STREAM_STRIDE))
+        return twin
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def state(self):
+        """``{"engine": "mt19937", "streams": S, "key": (S, 624) uint32 array, "pos": [S ints]}``."""
+        with self._lock:
+            return {"engine": ENGINE, "streams": self.streams, "key": self._key.copy(),
+                    "pos": [int(p) for p in self._pos]}
+
+    def set_state(self, state):
+        """Restore a ``state`` dict exactly (its stream count replaces this one's)."""
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be a dict with keys {_STATE_KEYS}, got {type(state).__name__}")
+        missing = [k for k in _STATE_KEYS if k not in state]
+        if missing:
+            raise ValueError(f"state is missing the keys {missing}; got keys {sorted(state)}")
+        extra = sorted(set(state) - set(_STATE_KEYS))
+        if extra:
+            raise ValueError(f"state has unknown keys {extra}; expected {_STATE_KEYS}")
+        if state["engine"] != ENGINE:
+            raise ValueError(f"state['engine'] must be {ENGINE!r}, got {state['engine']!r}")
+        streams = _validate.integer(state["streams"], "state['streams']")
+        if not 1 <= streams <= MAX_STREAMS:
+            raise ValueError(f"state['streams'] must be in [1, {MAX_STREAMS}], got {streams}")
+        key = _key_array(state["key"], streams)
+        pos = _positions(state["pos"], streams)
+        with self._lock:
+            self._key, self._pos = key, pos
+
+    def to_numpy(self, stream=0):
+        """Stream ``stream``'s state as numpy's ``MT19937().state`` dict (bit-exact)."""
+        stream = _validate.integer(stream, "stream")
+        if not 0 <= stream < self.streams:
+            raise ValueError(f"stream must be in [0, {self.streams}), got {stream}")
+        with self._lock:
+            return {"bit_generator": "MT19937",
+                    "state": {"key": self._key[stream].copy(), "pos": int(self._pos[stream])}}
+
+    @classmethod
+    def from_numpy(cls, state, backend="auto"):
+        """A one-stream MT19937 from numpy's ``MT19937().state`` dict (or the bit generator)."""
+        if not isinstance(state, dict) and hasattr(state, "state"):
+            state = state.state
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be numpy's MT19937 state dict, got {type(state).__name__}")
+        if state.get("bit_generator") != "MT19937":
+            raise ValueError(
+                f"state['bit_generator'] must be 'MT19937', got {state.get('bit_generator')!r}")
+        inner = state.get("state")
+        if not isinstance(inner, dict) or "key" not in inner or "pos" not in inner:
+            raise ValueError("state['state'] must be a dict with 'key' and 'pos'")
+        key = _key_array(inner["key"], 1)
+        pos = _positions([inner["pos"]], 1)
+        return cls._from_arrays(key, pos, backend)

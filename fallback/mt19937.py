@@ -1,0 +1,291 @@
+"""MT19937 (Matsumoto & Nishimura 1998) in vectorised NumPy, with exact jump-ahead.
+
+Mirrors ``csrc/mt19937.h`` (engine, seeding, streams, advance) and
+``csrc/gf2poly.h`` (GF(2) polynomial arithmetic); docs/spec_mt19937.md is the
+contract.  The kernels at the bottom (``mt19937_*``) have the same names and
+arguments as the native ones in ``ascend_rand._native``.
+
+State of S streams: ``key``, a C-contiguous ``(S, 624)`` uint32 array, and
+``pos``, an ``(S,)`` int64 array with entries in [0, 624] (numpy's convention:
+the next word of stream s is ``temper(key[s, pos[s]])``, after a twist when
+``pos[s] == 624``).  Kernels update both in place.
+
+The word sequence: with ``x_k = key[k]`` for k < 624 and
+``x_{k+624} = x_{k+397} ^ A(upper(x_k) | lower(x_{k+1}))``, word j of the stream
+is ``temper(x_{pos + j})``.  Polynomials over GF(2) are Python ints (bit i is
+the coefficient of x^i).
+"""
+
+import functools
+
+import numpy as np
+
+from .mt19937_charpoly import BARRETT_MU_EXPONENTS, CHARPOLY_EXPONENTS, DEGREE
+
+N = 624
+M = 397
+MATRIX_A = 0x9908B0DF
+UPPER_MASK = 0x80000000
+LOWER_MASK = 0x7FFFFFFF
+TEMPER_B = 0x9D2C5680
+TEMPER_C = 0xEFC60000
+# Stream s of a multi-stream state is the base state advanced by s * STREAM_STRIDE words.
+STREAM_STRIDE = 1 << 128
+
+_MASK32 = 0xFFFFFFFF
+# Words generated per chunk of a multi-stream fill (bounds temporaries; never changes bits).
+CHUNK_WORDS = 1 << 18
+
+# -- seeding (sequential recurrences: plain Python ints) ---------------------------------------
+
+
+def init_genrand(seed):
+    """The 624-word key of ``init_genrand(seed)`` (Matsumoto & Nishimura's 2002 seeding)."""
+    mt = [seed & _MASK32]
+    for i in range(1, N):
+        prev = mt[-1]
+        mt.append((1812433253 * (prev ^ (prev >> 30)) + i) & _MASK32)
+    return np.array(mt, dtype=np.uint32)
+
+
+def init_by_array(init_key):
+    """The 624-word key of ``init_by_array(init_key)`` (numpy's ``RandomState(array)``)."""
+    init_key = [int(v) for v in init_key]
+    mt = [int(v) for v in init_genrand(19650218)]
+    i, j = 1, 0
+    for _ in range(max(N, len(init_key))):
+        prev = mt[i - 1]
+        mt[i] = ((mt[i] ^ ((prev ^ (prev >> 30)) * 1664525)) + init_key[j] + j) & _MASK32
+        i += 1
+        j += 1
+        if i >= N:
+            mt[0] = mt[N - 1]
+            i = 1
+        if j >= len(init_key):
+            j = 0
+    for _ in range(N - 1):
+        prev = mt[i - 1]
+        mt[i] = ((mt[i] ^ ((prev ^ (prev >> 30)) * 1566083941)) - i) & _MASK32
+        i += 1
+        if i >= N:
+            mt[0] = mt[N - 1]
+            i = 1
+    mt[0] = 0x80000000  # the reference's guarantee of a nonzero state
+    return np.array(mt, dtype=np.uint32)
+
+
+# -- the recurrence ----------------------------------------------------------------------------
+
+
+def _recur(upper_src, lower_src, far):
+    """``far ^ A(upper(upper_src) | lower(lower_src))``, elementwise on uint32 arrays."""
+    y = (upper_src & np.uint32(UPPER_MASK)) | (lower_src & np.uint32(LOWER_MASK))
+    return far ^ (y >> np.uint32(1)) ^ ((y & np.uint32(1)) * np.uint32(MATRIX_A))
+
+
+def twist(key):
+    """The next 624 words of the sequence (numpy's ``mt19937_gen``), along the last axis.
+
+    Word i of the new block reads old words i, i+1 and i+397; the ones past the
+    end of the old block are new words, so the block is built in four slices of
+    at most 227 (= 624 - 397) words, never word by word.
+    """
+    old = key
+    new = np.empty_like(old)
+    new[..., :227] = _recur(old[..., :227], old[..., 1:228], old[..., 397:])
+    new[..., 227:454] = _recur(old[..., 227:454], old[..., 228:455], new[..., :227])
+    new[..., 454:623] = _recur(old[..., 454:623], old[..., 455:], new[..., 227:396])
+    new[..., 623] = _recur(old[..., 623], new[..., 0], new[..., 396])
+    return new
+
+
+def temper(y):
+    y = y ^ (y >> np.uint32(11))
+    y = y ^ ((y << np.uint32(7)) & np.uint32(TEMPER_B))
+    y = y ^ ((y << np.uint32(15)) & np.uint32(TEMPER_C))
+    return y ^ (y >> np.uint32(18))
+
+
+def sequence(key, length):
+    """``x_0 .. x_{length-1}`` of the sequence whose first 624 words are ``key`` (1-D)."""
+    blocks = [key]
+    for _ in range(-(-length // N) - 1):
+        blocks.append(twist(blocks[-1]))
+    return np.concatenate(blocks)[:length]
+
+
+def _next_words(key, pos, counts, width):
+    """The next ``counts[s]`` words of every stream, as an ``(S, width)`` array.
+
+    Row s holds stream s's words in its first ``counts[s]`` entries (the rest is
+    scratch).  ``key`` and ``pos`` move past the words taken, to the state a
+    word-by-word generator would be in: the block of the last word taken, with
+    its position after it (so ``pos`` ends in [1, 624] for a stream that drew).
+    """
+    blocks = [key]
+    while len(blocks) * N < int(pos.max()) + width:
+        blocks.append(twist(blocks[-1]))
+    seq = np.concatenate(blocks, axis=1) if len(blocks) > 1 else key
+    idx = pos[:, None] + np.arange(width, dtype=np.int64)[None, :]
+    words = temper(np.take_along_axis(seq, idx, axis=1))
+    drew = counts > 0
+    end = pos + counts
+    block = np.where(drew, (end - 1) // N, 0)
+    rows = np.flatnonzero(drew)
+    if rows.size:
+        starts = block[rows] * N
+        key[rows] = np.take_along_axis(seq[rows], starts[:, None] + np.arange(N)[None, :], axis=1)
+        pos[rows] = end[rows] - starts
+    return words
+
+
+# -- GF(2) polynomials (mirrors csrc/gf2poly.h) -------------------------------------------------
+
+CHARPOLY = sum(1 << e for e in CHARPOLY_EXPONENTS)
+_LOW_D = (1 << DEGREE) - 1
+# Spreading a byte's bits to even positions squares it over GF(2): (sum a_i x^i)^2 = sum a_i x^2i.
+_SPREAD = np.array([sum(((b >> k) & 1) << (2 * k) for k in range(8)) for b in range(256)],
+                   dtype="<u2")
+
+
+def poly_square(a):
+    data = np.frombuffer(a.to_bytes((a.bit_length() + 7) // 8 or 1, "little"), dtype=np.uint8)
+    return int.from_bytes(_SPREAD[data].tobytes(), "little")
+
+
+def poly_reduce(a):
+    """``a mod p`` for ``deg a < 2 * DEGREE``, by Barrett reduction with the sparse mu and p.
+
+    ``q = floor(floor(a / x^d) * mu / x^d)`` is the exact quotient for GF(2)
+    polynomials, so ``a - q p`` needs no correction step.
+    """
+    hi = a >> DEGREE
+    t = 0
+    for e in BARRETT_MU_EXPONENTS:
+        t ^= hi << e
+    q = t >> DEGREE
+    s = 0
+    for e in CHARPOLY_EXPONENTS[:-1]:  # the x^d term only touches bits >= d
+        s ^= q << e
+    return (a ^ s) & _LOW_D
+
+
+@functools.lru_cache(maxsize=64)
+def xpow_mod(e):
+    """``x^e mod p(x)`` by left-to-right square-and-multiply (multiplying by x is a shift)."""
+    if e < DEGREE:
+        return 1 << e
+    k = 0
+    while e >> k >= DEGREE:  # start from x^(e >> k), which needs no reduction
+        k += 1
+    r = 1 << (e >> k)
+    for i in range(k - 1, -1, -1):
+        r = poly_reduce(poly_square(r))
+        if e >> i & 1:
+            r <<= 1
+            if r >> DEGREE:
+                r ^= CHARPOLY
+    return r
+
+
+def poly_exponents(g):
+    """The exponents of g's nonzero terms, ascending, as an int64 array."""
+    data = np.frombuffer(g.to_bytes((g.bit_length() + 7) // 8 or 1, "little"), dtype=np.uint8)
+    return np.flatnonzero(np.unpackbits(data, bitorder="little")).astype(np.int64)
+
+
+def apply_polynomial(g, key, offset):
+    """``sum_i g_i F^(i + offset) W`` for the 624-word window W = ``key`` (1-D).
+
+    F shifts the window one word along the sequence, so ``F^k W`` is words
+    ``x_k .. x_{k+623}`` of the sequence W starts; the sum is an XOR of windows
+    of one precomputed sequence (the same polynomial evaluation as Horner's
+    rule, without its word-by-word dependency).
+    """
+    terms = poly_exponents(g) + offset
+    seq = sequence(key, int(terms[-1]) + N if terms.size else N)
+    windows = np.lib.stride_tricks.sliding_window_view(seq, N)
+    out = np.zeros(N, dtype=np.uint32)
+    for start in range(0, terms.size, 1024):
+        out ^= np.bitwise_xor.reduce(windows[terms[start:start + 1024]], axis=0)
+    return out
+
+
+def advance_one(key, pos, n):
+    """(key, pos) of one stream after n words, exactly as drawing them would leave it.
+
+    The words drawn end in block ``t = (pos + n - 1) // 624`` at position
+    ``pos + n - 624 t``.  Block t is ``F^(624 t) W``; since F W lies in the
+    subspace where p(F) = 0 (F kills only the 31 low bits of the first word),
+    ``F^(624 t) W = (x^(624 t - 1) mod p)(F) . F W`` exactly.
+    """
+    if n == 0:
+        return key, pos
+    t = (pos + n - 1) // N
+    if t == 0:
+        return key, pos + n
+    return apply_polynomial(xpow_mod(N * t - 1), key, 1), pos + n - N * t
+
+
+def _limbs_to_int(limbs):
+    return sum(int(v) << (64 * i) for i, v in enumerate(limbs))
+
+
+# -- kernels: the same names and arguments as ascend_rand._native ------------------------------
+
+
+def mt19937_seed(key, seed):
+    """Write ``init_genrand(seed)`` into the 624-word uint32 array ``key``."""
+    key[...] = init_genrand(seed)
+
+
+def mt19937_seed_by_array(key, init_key):
+    """Write ``init_by_array(init_key)`` (a 1-D uint32 array) into ``key``."""
+    key[...] = init_by_array(init_key)
+
+
+def mt19937_fill(out, key, pos):
+    """Fill ``out`` (uint32, C-contiguous) with the next words of S streams.
+
+    Element i is the next word of stream ``i % S``; ``key`` (S, 624) and
+    ``pos`` (S,) move past the words taken.
+    """
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out must be a writable, C-contiguous uint32 array")
+    flat = out.reshape(-1)
+    n = flat.size
+    streams = key.shape[0]
+    if n == 0:
+        return
+    total = np.full(streams, n // streams, dtype=np.int64)
+    total[: n % streams] += 1
+    rows = -(-n // streams)
+    step = max(1, CHUNK_WORDS // streams)
+    for r0 in range(0, rows, step):
+        width = min(step, rows - r0)
+        counts = np.clip(total - r0, 0, width)
+        words = _next_words(key, pos, counts, width)
+        stop = min(n, (r0 + width) * streams)
+        flat[r0 * streams:stop] = words.T.reshape(-1)[:stop - r0 * streams]
+
+
+def mt19937_advance(key, pos, n_limbs):
+    """Advance every stream by n words, n given as little-endian 64-bit limbs."""
+    n = _limbs_to_int(n_limbs)
+    for s in range(key.shape[0]):
+        key[s], pos[s] = advance_one(key[s], int(pos[s]), n)
+
+
+def mt19937_jump_streams(key, pos):
+    """Rows 1 .. S-1 become row 0 advanced by 2**128, 2 * 2**128, ... words."""
+    for s in range(1, key.shape[0]):
+        key[s], pos[s] = advance_one(key[s - 1], int(pos[s - 1]), STREAM_STRIDE)
+
+
+def mt19937_xpow_mod(e_limbs, kernel="auto"):
+    """``x^e mod p`` as 312 little-endian uint64 words (the jump polynomial of e steps).
+
+    ``kernel`` names the native squaring kernel; NumPy has one way to square.
+    """
+    r = xpow_mod(_limbs_to_int(e_limbs))
+    return np.frombuffer(r.to_bytes(312 * 8, "little"), dtype="<u8").astype(np.uint64)
