@@ -1,18 +1,24 @@
-"""The stateful Generator: a Philox key plus an offset (docs/spec.md section 2).
+"""The stateful Generator: an engine plus an offset (docs/spec.md sections 2 and 6).
 
-A draw made at offset ``o`` reads the stream ``counter = (0, o)`` and then sets
-the offset to ``o + 1``: every call owns a fresh subsequence of 2**66 words,
-whatever its size.  This is TensorFlow's ``StatelessRandom*V2(key=[seed],
-counter=[0, o])`` and what torch_npu passes to Ascend's stateless operators.
+Philox (the default): a draw made at offset ``o`` reads the stream
+``counter = (0, o)`` and then sets the offset to ``o + 1``: every call owns a
+fresh subsequence of 2**66 words, whatever its size.  This is TensorFlow's
+``StatelessRandom*V2(key=[seed], counter=[0, o])`` and what torch_npu passes
+to Ascend's stateless operators.
+
+MT19937: a draw takes the next words of the engine (all its streams
+interleaved), and the offset only names the draw's retry region.
 """
 
 import os
 import threading
 
-from . import _backends, _bits, _draws, _validate
+from . import _backends, _bits, _draws, _mt_draws, _validate
+from .mt19937 import MT19937
 
-ENGINES = ("philox",)
+ENGINES = ("philox", "mt19937")
 _STATE_KEYS = ("engine", "seed", "offset")
+_MT_STATE_KEYS = ("engine", "mt", "retry_key", "offset")
 
 
 def _entropy_seed():
@@ -20,28 +26,56 @@ def _entropy_seed():
     return int.from_bytes(os.urandom(8), "little")
 
 
+def _mt_entropy_seed():
+    """128 bits from the OS as four uint32 words, for ``init_by_array``."""
+    return [int.from_bytes(os.urandom(4), "little") for _ in range(4)]
+
+
 def _check_engine(engine):
+    if isinstance(engine, MT19937):
+        return "mt19937"
     if not isinstance(engine, str):
-        raise TypeError(f"engine must be a string, one of {ENGINES}, got {engine!r}")
+        raise TypeError(
+            f"engine must be one of {ENGINES} or an MT19937 instance, got {engine!r}")
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
     return engine
 
 
 class Generator:
-    """Random numbers from the Philox4x32-10 stream ``(seed, counter = (0, offset))``.
+    """Random numbers from a Philox4x32-10 or an MT19937 engine.
 
-    ``seed=None`` takes 64 bits from the OS.  ``backend`` is "auto" (native
-    where built), "native" or "numpy"; every backend gives the same bits.
-    Methods follow ``numpy.random.Generator``; ``shape=None`` draws a scalar.
+    ``engine="philox"`` (default): the stream ``(seed, counter = (0, offset))``;
+    ``seed`` is a uint64, ``seed=None`` takes 64 bits from the OS.
+    ``engine="mt19937"``: ``MT19937(seed, streams)`` (an int seed in [0, 2**32)
+    is ``std::mt19937``'s, a sequence numpy's ``RandomState``'s; ``None`` takes
+    128 bits from the OS); an ``MT19937`` instance may be passed as ``engine``
+    and is then shared, like a numpy BitGenerator.  ``backend`` is "auto"
+    (native where built), "native" or "numpy"; every backend gives the same
+    bits.  Methods follow ``numpy.random.Generator``; ``shape=None`` draws a
+    scalar.
     """
 
-    def __init__(self, seed=None, engine="philox", backend="auto"):
+    def __init__(self, seed=None, engine="philox", backend="auto", streams=1):
         self._engine = _check_engine(engine)
-        self._seed = _entropy_seed() if seed is None else _validate.uint64(seed, "seed")
         self._backend, self._kernels = _backends.resolve(backend)
         self._offset = 0
         self._lock = threading.Lock()
+        self._mt = None
+        if self._engine == "philox":
+            if streams != 1:
+                raise ValueError(f"streams is an MT19937 option; the Philox engine got {streams!r}")
+            self._seed = _entropy_seed() if seed is None else _validate.uint64(seed, "seed")
+            return
+        if isinstance(engine, MT19937):
+            if seed is not None or streams != 1:
+                raise ValueError("seed and streams belong to the MT19937 instance passed as engine")
+            self._mt = engine
+        else:
+            self._mt = MT19937(_mt_entropy_seed() if seed is None else seed, streams, backend)
+        self._seed = seed
+        self._kernels = _mt_draws.MTKernels(self._kernels)
+        self._retry_key = _mt_draws.retry_key_of(self._mt.state)
 
     # -- state -------------------------------------------------------------------------------
 
@@ -63,47 +97,76 @@ class Generator:
         return self._engine
 
     @property
+    def mt19937(self):
+        """The MT19937 engine (None for Philox)."""
+        return self._mt
+
+    @property
     def state(self):
-        """A plain dict ``{"engine", "seed", "offset"}``; ``set_state`` restores it exactly."""
+        """A plain dict that ``set_state`` restores exactly.
+
+        Philox: ``{"engine", "seed", "offset"}``; MT19937: ``{"engine", "mt"
+        (the engine's state), "retry_key", "offset"}``.
+        """
         with self._lock:
-            return {"engine": self._engine, "seed": self._seed, "offset": self._offset}
+            if self._mt is None:
+                return {"engine": self._engine, "seed": self._seed, "offset": self._offset}
+            return {"engine": self._engine, "mt": self._mt.state, "retry_key": self._retry_key,
+                    "offset": self._offset}
 
     def set_state(self, state):
+        keys = _STATE_KEYS if self._mt is None else _MT_STATE_KEYS
         if not isinstance(state, dict):
-            raise TypeError(f"state must be a dict with keys {_STATE_KEYS}, got {type(state).__name__}")
-        missing = [k for k in _STATE_KEYS if k not in state]
+            raise TypeError(f"state must be a dict with keys {keys}, got {type(state).__name__}")
+        if state.get("engine") != self._engine:
+            raise ValueError(
+                f"state is for engine {state.get('engine')!r}, this generator is {self._engine!r}"
+            )
+        missing = [k for k in keys if k not in state]
         if missing:
             raise ValueError(f"state is missing the keys {missing}; got keys {sorted(state)}")
-        extra = sorted(set(state) - set(_STATE_KEYS))
+        extra = sorted(set(state) - set(keys))
         if extra:
-            raise ValueError(f"state has unknown keys {extra}; expected {_STATE_KEYS}")
-        if state["engine"] != self._engine:
-            raise ValueError(
-                f"state is for engine {state['engine']!r}, this generator is {self._engine!r}"
-            )
-        seed = _validate.uint64(state["seed"], "state['seed']")
+            raise ValueError(f"state has unknown keys {extra}; expected {keys}")
         offset = _validate.integer(state["offset"], "state['offset']")
         # 2**64 is the state after the very last draw: valid, but exhausted.
         if not 0 <= offset <= _validate.U64_LIMIT:
             raise ValueError(f"state['offset'] must be in [0, 2**64], got {offset}")
+        if self._mt is None:
+            seed = _validate.uint64(state["seed"], "state['seed']")
+            with self._lock:
+                self._seed, self._offset = seed, offset
+            return
+        retry_key = _validate.uint64(state["retry_key"], "state['retry_key']")
         with self._lock:
-            self._seed, self._offset = seed, offset
+            self._mt.set_state(state["mt"])  # validates, and changes nothing if it refuses
+            self._retry_key, self._offset = retry_key, offset
 
-    def _counter(self):
-        """Reserve the next offset: (0, o), then offset = o + 1."""
-        with self._lock:
-            offset = self._offset
-            if offset >= _validate.U64_LIMIT:
-                raise OverflowError(
-                    "this generator has used all 2**64 offsets of its seed; reseed it"
-                )
-            self._offset = offset + 1
+    def _reserve(self):
+        """The next offset: (0, o), then offset = o + 1 (call with the lock held)."""
+        offset = self._offset
+        if offset >= _validate.U64_LIMIT:
+            raise OverflowError(
+                "this generator has used all 2**64 offsets of its seed; reseed it"
+            )
+        self._offset = offset + 1
         return (0, offset)
 
     def _run(self, draw):
-        return draw.run(self._kernels, self._seed, self._counter())
+        if self._mt is None:
+            with self._lock:
+                counter = self._reserve()
+            return draw.run(self._kernels, self._seed, counter)
+        # The engine's words and the offset advance together, under one lock.
+        with self._lock:
+            counter = self._reserve()
+            words = self._mt._words(draw.words_needed())
+        return draw.run(self._kernels, self._retry_key, counter, words)
 
     def __repr__(self):
+        if self._mt is not None:
+            return (f"Generator(engine={self._mt!r}, backend={self._backend!r}, "
+                    f"offset={self._offset})")
         return (
             f"Generator(seed={self._seed}, engine={self._engine!r}, "
             f"backend={self._backend!r}, offset={self._offset})"
