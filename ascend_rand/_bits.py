@@ -2,7 +2,7 @@
 
 Like ``_draws.prepare_*``, every ``prepare_*`` here checks all arguments once
 and allocates the output, returning a ``Draw`` that a Generator or a
-stateless call then runs on a backend (docs/spec_bits.md is the rule).
+stateless call then runs on a backend (docs/spec.md sections 4 and 4A is the rule).
 ``unpack_mask`` and ``apply_mask`` draw nothing: they are the consumers of a
 packed mask (torch_npu's ``npu_dropout_do_mask``).
 """
@@ -52,7 +52,7 @@ def threshold(p32):
     f is non-decreasing, so those words are exactly {0, ..., T - 1}: a binary
     search for the first w with f(w) >= p.  p = 1 is the one special case:
     T(1) = 2**32 (every word), where the bare rule would drop the top 128
-    words, whose f(w) rounds to 1.0 (docs/spec_bits.md).
+    words, whose f(w) rounds to 1.0 (docs/spec.md sections 4 and 4A).
     """
     if p32 >= 1.0:
         return ALL_ONES_THRESHOLD
@@ -322,7 +322,7 @@ def choice_probabilities(p, n, what="choice"):
 
 
 def prepare_choice(a, size, replace, p):
-    """numpy's Generator.choice(a, size, replace, p) for an int or 1-D a (docs/spec_bits.md)."""
+    """numpy's Generator.choice(a, size, replace, p) for an int or 1-D a (docs/spec.md sections 4 and 4A)."""
     what = "choice"
     if np.ndim(a) == 0:
         n = _population_size(a, "a", what)

@@ -220,7 +220,7 @@ class Generator:
         """
         return self._run(_draws.prepare_truncated_normal(shape, dtype, loc, scale, a, b, out))
 
-    # -- Bernoulli bits, dropout masks, permutations (docs/spec_bits.md) --------------------------
+    # -- Bernoulli bits, dropout masks, permutations (docs/spec.md sections 4 and 4A) --------------------------
 
     def bernoulli(self, p, shape=None, packed=False, *, out=None):
         """Bits that are 1 with probability ``p``: bit i = f(word i) < fl32(p).
@@ -242,7 +242,7 @@ class Generator:
 
     def permutation(self, x):
         """An int n: a random permutation of range(n) (int64).  An array: a
-        shuffled copy along axis 0.  numpy's semantics; keys per docs/spec_bits.md.
+        shuffled copy along axis 0.  numpy's semantics; keys per docs/spec.md sections 4 and 4A.
         """
         return self._run(_bits.prepare_permutation(x))
 

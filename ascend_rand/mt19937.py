@@ -4,7 +4,7 @@
 draw is the next word of stream ``i % S``, and stream s starts as the seeded
 state advanced by ``s * 2**128`` words.  With one stream the words are those of
 ``std::mt19937(seed)`` and of numpy's ``MT19937()._legacy_seeding(seed)``.
-docs/spec_mt19937.md is the contract; the kernels are ``mt19937_*`` in
+docs/spec.md section 6 is the contract; the kernels are ``mt19937_*`` in
 ``ascend_rand._native`` and ``ascend_rand.fallback.mt19937``.
 """
 
@@ -253,7 +253,7 @@ class MT19937:
     def jumped(self, jumps=1):
         """A copy with every stream advanced by ``jumps * 2**128`` words (the true continuation).
 
-        Unlike numpy's ``MT19937.jumped`` (docs/spec_mt19937.md explains the difference).
+        Unlike numpy's ``MT19937.jumped`` (docs/spec.md section 6 explains the difference).
         """
         jumps = _validate.integer(jumps, "jumps")
         if not 0 <= jumps < 1 << 64:

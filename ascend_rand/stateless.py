@@ -69,5 +69,5 @@ def shuffle(array, key, counter=(0, 0), *, backend="auto"):
 
 
 def choice(a, key, counter=(0, 0), size=None, replace=True, p=None, *, backend="auto"):
-    """numpy's Generator.choice semantics for an int or 1-D a (docs/spec_bits.md)."""
+    """numpy's Generator.choice semantics for an int or 1-D a (docs/spec.md sections 4 and 4A)."""
     return _run(_bits.prepare_choice(a, size, replace, p), key, counter, backend)

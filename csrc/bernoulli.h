@@ -1,5 +1,5 @@
 // Bernoulli bits and packed dropout masks: the rule of Ascend's
-// StatelessDropOutGenMask (docs/spec.md section 4, docs/spec_bits.md).
+// StatelessDropOutGenMask (docs/spec.md section 4, docs/spec.md sections 4 and 4A).
 // Mirrors fallback/bernoulli.py.  Header-only, no Python.
 #pragma once
 
@@ -13,7 +13,7 @@
 namespace ascend_rand {
 
 // T(p) for p = 1: every word gives a 1.  The bare rule f(w) < 1.0f would give
-// 0 for the top 128 words, whose f(w) rounds up to 1.0f (docs/spec_bits.md).
+// 0 for the top 128 words, whose f(w) rounds up to 1.0f (docs/spec.md sections 4 and 4A).
 constexpr uint64_t kAllOnesThreshold = uint64_t{1} << 32;
 
 // Ascend pads a packed mask to whole 128-bit groups: ceil(n / 128) * 16 bytes.

@@ -1,4 +1,4 @@
-// Deterministic log, exp, sin and cos (docs/detmath.md; docs/spec.md section 5.1).
+// Deterministic log, exp, sin and cos (docs/spec.md Appendix A; docs/spec.md section 5.1).
 //
 // Every normal sample must have the same bits on the native core, the NumPy
 // fallback (fallback/detmath.py, the operation-for-operation mirror of this

@@ -6,7 +6,7 @@
 // so reduction is a few hundred shifted XORs of whole polynomials.  Squaring is a
 // carry-less multiplication of each word by itself: PCLMULQDQ where the CPU has
 // it (target attribute + cpuid), a bit spread otherwise; both give the same bits.
-// Mirrors the polynomial section of fallback/mt19937.py; docs/spec_mt19937.md.
+// Mirrors the polynomial section of fallback/mt19937.py; docs/spec.md section 6.
 #pragma once
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 //
 // State of S streams: keys[S][624] (uint32) and pos[S] in [0, 624], numpy's
 // convention: the next word of stream s is temper(keys[s][pos[s]]), after a
-// twist when pos[s] == 624.  Mirrors fallback/mt19937.py; docs/spec_mt19937.md.
+// twist when pos[s] == 624.  Mirrors fallback/mt19937.py; docs/spec.md section 6.
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Random permutations by sort keys (docs/spec_bits.md): element i gets the
+// Random permutations by sort keys (docs/spec.md sections 4 and 4A): element i gets the
 // 64-bit key (word 2i << 32) | word 2i+1, and the permutation is the order of
 // the pairs (key, i).  Every element's key depends on its index alone, so the
 // result is independent of threads; ties (probability <= n^2 / 2^65) go to

@@ -1,7 +1,7 @@
 """Bernoulli bits and packed dropout masks in vectorised NumPy.
 
 Mirrors ``csrc/bernoulli.h`` and the Bernoulli kernels of
-``csrc/kernels_bits.cpp``; docs/spec_bits.md is the rule (Ascend's
+``csrc/kernels_bits.cpp``; docs/spec.md sections 4 and 4A is the rule (Ascend's
 StatelessDropOutGenMask).  Each kernel fills a flat, C-contiguous ``out`` that
 the Python layer has already validated and allocated.
 """
@@ -10,7 +10,7 @@ import numpy as np
 
 from . import philox
 
-# T(p) for p = 1: every word gives a 1 (docs/spec_bits.md, the special case).
+# T(p) for p = 1: every word gives a 1 (docs/spec.md sections 4 and 4A, the special case).
 ALL_ONES_THRESHOLD = 1 << 32
 # Ascend pads a packed mask to whole 128-bit groups.
 MASK_GROUP_BITS = 128

@@ -1,12 +1,12 @@
 """Deterministic log, exp, sin and cos in vectorised NumPy.
 
-Mirrors ``csrc/detmath.h`` operation for operation; docs/detmath.md is the rule
+Mirrors ``csrc/detmath.h`` operation for operation; docs/spec.md Appendix A is the rule
 for each function.  Every step is one IEEE-754 +, -, *, / (round to nearest
 even), an integer/bit operation on the ``.view(np.uint32)`` / ``.view(np.uint64)``
 of an array, or a select (``np.where``), in the order written: NumPy's float
 ufuncs round each operation once, so these functions give the same bits as the
 C++ kernels (compiled with ``-ffp-contract=off``) and as any backend that
-follows docs/detmath.md.  No libm, no fused multiply-add, no float64 inside the
+follows docs/spec.md Appendix A.  No libm, no fused multiply-add, no float64 inside the
 float32 kernels, no tables.
 
 Every constant is an ``np.float32`` (``np.float64`` in the ``_f64`` kernels):
@@ -161,7 +161,7 @@ def _i32(a):
 # -- float32 -----------------------------------------------------------------------------------
 
 def log_f32(x):
-    """Natural log of a float32 array (docs/detmath.md, log_f32).
+    """Natural log of a float32 array (docs/spec.md Appendix A, log_f32).
 
     Domain: every positive float32 incl. subnormals (max error 1 ulp);
     log(+-0) = -inf, log(+inf) = +inf, x < 0 or NaN -> NaN (0x7FC00000).
@@ -187,7 +187,7 @@ def log_f32(x):
 
 
 def exp_f32(x):
-    """e**x of a float32 array (docs/detmath.md, exp_f32).
+    """e**x of a float32 array (docs/spec.md Appendix A, exp_f32).
 
     Domain: every float32.  Normal results within 1 ulp; subnormal results
     rounded once from the kernel's value; x > 88.72... -> +inf, x < -103.97...
@@ -266,7 +266,7 @@ def _sincos_f32(x):
 
 
 def sincos_f32(x):
-    """(sin x, cos x) of a float32 array, one shared reduction (docs/detmath.md).
+    """(sin x, cos x) of a float32 array, one shared reduction (docs/spec.md Appendix A).
 
     Domain: |x| <= 8192 (max error 1 ulp); larger finite x give deterministic
     but unspecified values; +-inf and NaN -> NaN (0x7FC00000).

@@ -1,7 +1,7 @@
 """MT19937 (Matsumoto & Nishimura 1998) in vectorised NumPy, with exact jump-ahead.
 
 Mirrors ``csrc/mt19937.h`` (engine, seeding, streams, advance) and
-``csrc/gf2poly.h`` (GF(2) polynomial arithmetic); docs/spec_mt19937.md is the
+``csrc/gf2poly.h`` (GF(2) polynomial arithmetic); docs/spec.md section 6 is the
 contract.  The kernels at the bottom (``mt19937_*``) have the same names and
 arguments as the native ones in ``ascend_rand._native``.
 

@@ -1,7 +1,7 @@
 """Random permutations by sort keys, in NumPy.
 
 Mirrors ``csrc/permutation.h`` and the permutation kernel of
-``csrc/kernels_bits.cpp`` (docs/spec_bits.md): element i gets the 64-bit key
+``csrc/kernels_bits.cpp`` (docs/spec.md sections 4 and 4A): element i gets the 64-bit key
 ``(word 2i << 32) | word 2i+1`` and the permutation is the order of the pairs
 ``(key, i)``.  Also the Efraimidis-Spirakis keys of weighted sampling without
 replacement, which both backends compute here from raw 64-bit keys.

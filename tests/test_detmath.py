@@ -1,4 +1,4 @@
-"""The deterministic log/exp/sin/cos kernels (docs/detmath.md, docs/spec.md section 5.1).
+"""The deterministic log/exp/sin/cos kernels (docs/spec.md Appendix A, docs/spec.md section 5.1).
 
 Three things are checked:
 
@@ -9,7 +9,7 @@ Three things are checked:
   around every boundary of the range reduction, the domain's extremes, tiny
   inputs and random points.  The float64 kernels against mpmath at 40 digits
   on about 20 000 points each.  Every bound asserted is 2 ulp; the measured
-  maximum is printed (pytest -s) and listed in docs/detmath.md.
+  maximum is printed (pytest -s) and listed in docs/spec.md Appendix A.
 - special values and documented behaviour (signed zeros, infinities, NaN,
   overflow, subnormal results, the canonical NaN).
 - C++ == NumPy bit for bit: csrc/detmath.h, compiled into the standalone

@@ -93,7 +93,7 @@ def test_std_mt19937_words(std_mt, backend):
 
 def test_std_mt19937_reduces_big_seeds_where_we_refuse(std_mt):
     # std::mt19937's result_type is 64 bits here and the seed is taken mod 2**32;
-    # we follow numpy and refuse seeds outside [0, 2**32) instead (docs/spec_mt19937.md).
+    # we follow numpy and refuse seeds outside [0, 2**32) instead (docs/spec.md section 6).
     big, small = std_mt([(2**32 + 5, 0, 4), (5, 0, 4)])
     np.testing.assert_array_equal(big, small)
     with pytest.raises(ValueError, match=r"\[0, 2\*\*32\)"):

@@ -1,4 +1,4 @@
-"""Normal distributions: ziggurat and Box-Muller (docs/spec_normal.md sections 5.1-5.4).
+"""Normal distributions: ziggurat and Box-Muller (docs/spec.md sections 5.1-5.4).
 
 1. Bit-exact agreement of both backends with an independent per-element
    reference written from the spec (tests/data/normal_reference.py), on the

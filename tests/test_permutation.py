@@ -1,4 +1,4 @@
-"""Permutations, shuffle and choice (docs/spec_bits.md).
+"""Permutations, shuffle and choice (docs/spec.md sections 4 and 4A).
 
 The reference is written here: element i's key is ``(word 2i << 32) | word
 2i+1`` (the raw uint64 draw), and the permutation is the order of the pairs

@@ -1,4 +1,4 @@
-"""Truncated normal (docs/spec_normal.md section 5.5).
+"""Truncated normal (docs/spec.md section 5.5).
 
 - Bit-exact agreement of both backends with the independent per-element
   reference of tests/data/normal_reference.py for intervals that select each

@@ -1,4 +1,4 @@
-"""The committed ziggurat tables (docs/spec_normal.md section 5.3).
+"""The committed ziggurat tables (docs/spec.md section 5.3).
 
 - tools/gen_ziggurat_tables.py regenerates csrc/ziggurat_tables.h and
   fallback/ziggurat_tables.py byte for byte;

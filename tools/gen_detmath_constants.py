@@ -1,4 +1,4 @@
-"""Generate the float32 constants of the deterministic math kernels (docs/detmath.md).
+"""Generate the float32 constants of the deterministic math kernels (docs/spec.md Appendix A).
 
     python tools/gen_detmath_constants.py          # print the C++ and Python blocks
     python tools/gen_detmath_constants.py --check  # exit 1 unless both files hold them

@@ -5,7 +5,7 @@ the same two constants:
 
 - ``p(x)``, degree 19937: the characteristic polynomial of the one-word step
   of the MT19937 recurrence restricted to its 19937-dimensional invariant
-  space (docs/spec_mt19937.md, "Advance").  MT19937's period 2^19937 - 1 rests
+  space (docs/spec.md section 6, "Advance").  MT19937's period 2^19937 - 1 rests
   on p being primitive, so every nonzero output bit sequence has p as its
   minimal polynomial;
 - ``mu(x) = floor(x^(2*19937) / p(x))``, Barrett's constant for reduction mod p.

@@ -1,4 +1,4 @@
-"""Independent per-element reference for the normal distributions (docs/spec_normal.md).
+"""Independent per-element reference for the normal distributions (docs/spec.md).
 
 Shared by tests/test_normal.py and tests/test_truncated_normal.py, which load it
 by path (the suite runs with ``--import-mode=importlib``, so tests cannot
