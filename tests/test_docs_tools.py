@@ -28,3 +28,15 @@ def test_plot_distributions_writes_every_picture(tmp_path):
     page = (ROOT / "docs" / "distributions.md").read_text()
     for name in pictures:
         assert f"img/{name}" in page
+
+
+def test_readme_example_runs_and_its_comments_hold():
+    import re
+
+    source = (ROOT / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", source, re.S).group(1)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own documentation
+    assert namespace["saved"] == {"engine": "philox", "seed": 1234, "offset": 6}
+    assert namespace["mask"].nbytes == -(-8 * 1024 // 128) * 16
+    assert namespace["w"].dtype.name == "bfloat16" and abs(float(namespace["w"].max())) <= 0.04
