@@ -39,4 +39,4 @@ def test_readme_example_runs_and_its_comments_hold():
     exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own documentation
     assert namespace["saved"] == {"engine": "philox", "seed": 1234, "offset": 6}
     assert namespace["mask"].nbytes == -(-8 * 1024 // 128) * 16
-    assert namespace["w"].dtype.name == "bfloat16" and abs(float(namespace["w"].max())) <= 0.04
+    assert namespace["w"].dtype.name == "bfloat16" and float(abs(namespace["w"].astype("float32")).max()) <= 0.0401  # 2 sigma, bfloat16-rounded
