@@ -172,6 +172,7 @@ def backend_agreement(rows, names):
 
 
 def tensorflow_layout(rows, names, printer):
+    """Uniforms against TensorFlow (live, or recorded outputs); returns the module or None."""
     tf = None
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     try:
@@ -199,6 +200,56 @@ def tensorflow_layout(rows, names, printer):
                 ok = ok and tuple(int(x) for x in got[:4]) == head
                 return ok, f"{TF_N} {dtype} sha256 == recorded TF"
             _check(rows, f"TF {name}", b, run)
+    return tf
+
+
+def distributions(rows, names, tf):
+    """The distributions against their peers and rules: TF's normal, the Ascend mask rule, numpy's MT."""
+    from . import MT19937
+
+    for b in names:
+        def box_muller(b=b):
+            got = stateless.normal((4099,), 5, (0, 3), method="box_muller", backend=b)
+            if tf is None:
+                return bool(np.isfinite(got).all() and abs(float(got.std()) - 1) < 0.05), \
+                    "Box-Muller: TensorFlow not importable, moments only"
+            with _quiet_fd2():
+                want = tf.raw_ops.StatelessRandomNormalV2(
+                    shape=[4099], key=tf.constant([5], tf.uint64),
+                    counter=tf.constant([0, 3], tf.uint64), alg=1, dtype=tf.float32).numpy()
+            diff = float(np.abs(got - want).max())
+            return diff <= 4e-6, f"Box-Muller vs TF StatelessRandomNormalV2: max |diff| {diff:.1e}"
+        _check(rows, "normal", b, box_muller)
+
+        def mask(b=b):
+            n, p_drop = 1000, 0.1
+            got = stateless.dropout_mask((n,), p_drop, 11, (0, 2), backend=b)
+            words = stateless.raw((n,), 11, (0, 2), backend=b).astype(np.float64)
+            keep = np.float32(1.0 - p_drop)
+            bits = ((words + 0.5) * 2.0 ** -32).astype(np.float32) < keep  # the Ascend rule
+            want = np.zeros(-(-n // 128) * 16, dtype=np.uint8)
+            packed = np.packbits(bits, bitorder="little")
+            want[:packed.size] = packed
+            return np.array_equal(got, want), f"{n}-bit mask == Ascend rule, {want.size} bytes"
+        _check(rows, "dropout mask", b, mask)
+
+        def mt(b=b):
+            words = MT19937(5489, backend=b).random_raw(10000)
+            legacy = np.random.MT19937()
+            legacy._legacy_seeding(5489)
+            same = np.array_equal(words, legacy.random_raw(10000))
+            return same and words[0] == 3499211612 and words[9999] == 4123659995, \
+                "MT19937(5489) == numpy, std::mt19937 words 1 and 10000"
+        _check(rows, "MT19937", b, mt)
+
+        def jump(b=b):
+            n = 123_457
+            a = MT19937([1, 2, 3], backend=b)
+            a.random_raw(n)
+            j = MT19937([1, 2, 3], backend=b).advance(n)
+            return np.array_equal(a.random_raw(64), j.random_raw(64)), \
+                "advance(n) == drawing n words"
+        _check(rows, "MT19937 jump", b, jump)
 
 
 def benchmark(printer):
@@ -288,7 +339,8 @@ def main(run_bench=True):
     printer.rule("correctness")
     known_answers(rows, names)
     backend_agreement(rows, names)
-    tensorflow_layout(rows, names, printer)
+    tf = tensorflow_layout(rows, names, printer)
+    distributions(rows, names, tf)
     printer.table(("check", "backend", "detail", "result"), rows)
     failed = [r for r in rows if not r[-1]]
     if failed:

@@ -40,3 +40,16 @@ def test_readme_example_runs_and_its_comments_hold():
     assert namespace["saved"] == {"engine": "philox", "seed": 1234, "offset": 6}
     assert namespace["mask"].nbytes == -(-8 * 1024 // 128) * 16
     assert namespace["w"].dtype.name == "bfloat16" and float(abs(namespace["w"].astype("float32")).max()) <= 0.0401  # 2 sigma, bfloat16-rounded
+
+
+def test_demo_checks_pass():
+    """The README's main job: every correctness check of `ascend-rand demo` passes."""
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", "import sys; from ascend_rand.cli import main; "
+         "sys.exit(main(['demo', '--no-bench']))"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "checks passed" in proc.stdout
+    for check in ("Random123 KAT 3", "native == numpy", "dropout mask", "MT19937 jump", "normal"):
+        assert check in proc.stdout
