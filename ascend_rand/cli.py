@@ -2,10 +2,12 @@
 
 ``ascend-rand bench`` runs the benchmarks in ``bench/``: ``bench_uniform.py``
 (uniform float32, raw uint32), then ``bench_distributions.py`` (normals,
-truncated normal, packed dropout masks); ``--only uniform|distributions`` runs
-one.  bench/ lives in the source checkout and is not installed with the package
-(a benchmark is a development tool that compares against optional peers: torch,
-randomgen).  The bench/ folder is found, in this order, at:
+truncated normal, packed dropout masks), then ``bench_mt19937.py`` (the MT19937
+engine: raw words, float64, advance, stream building);
+``--only uniform|distributions|mt19937`` runs one.  bench/ lives in the source
+checkout and is not installed with the package (a benchmark is a development
+tool that compares against optional peers: torch, randomgen, a C++ compiler).
+The bench/ folder is found, in this order, at:
 
 1. ``$ASCEND_RAND_BENCH``: the checkout root holding ``bench/``, the ``bench/``
    folder itself, or a file in it (its folder is used); when set, nothing else
@@ -17,8 +19,9 @@ randomgen).  The bench/ folder is found, in this order, at:
 the first of these holding ``bench_<name>.py`` is used.  Each file is loaded
 with importlib and its ``main(argv)`` is called in this process; every argument
 after ``bench`` other than ``--only`` is passed to each benchmark's own parser
-(``ascend-rand bench --help``).  ``--json PATH`` with both benchmarks writes
-``PATH`` with ``.uniform`` / ``.distributions`` inserted before the suffix.
+(``ascend-rand bench --help``).  ``--json PATH`` with several benchmarks writes
+``PATH`` with ``.uniform`` / ``.distributions`` / ``.mt19937`` inserted before
+the suffix.
 
 Exit codes: 0 success; 1 a correctness check failed (``demo``) or the
 benchmark asked for ``--check-target`` and missed one; 2 a usage error, or a
@@ -34,7 +37,7 @@ from pathlib import Path
 
 BENCH_ENV = "ASCEND_RAND_BENCH"
 BENCH_DIR = Path("bench")
-BENCHES = ("uniform", "distributions")  # the order ``ascend-rand bench`` runs them in
+BENCHES = ("uniform", "distributions", "mt19937")  # the order ``ascend-rand bench`` runs them
 BENCH_RELPATH = BENCH_DIR / "bench_uniform.py"  # kept for callers of the old name
 
 
@@ -102,10 +105,10 @@ def _full_bench_parser(module, uniform):
     """
     parser = argparse.ArgumentParser(
         prog="ascend-rand bench",
-        description="Run bench/bench_uniform.py, then bench/bench_distributions.py, in this "
-                    "process; the options are passed to each.",
-        epilog="--json PATH with both benchmarks writes PATH with '.uniform' and "
-               "'.distributions' inserted before the suffix.",
+        description="Run bench/bench_uniform.py, then bench/bench_distributions.py, then "
+                    "bench/bench_mt19937.py, in this process; the options are passed to each.",
+        epilog="--json PATH with several benchmarks writes PATH with '.uniform', "
+               "'.distributions' and '.mt19937' inserted before the suffix.",
     )
     parser.add_argument("--only", choices=BENCHES, help="run one benchmark")
     module.H.add_arguments(parser, even_sizes=uniform)
@@ -176,9 +179,9 @@ def build_parser():
     demo.add_argument("--no-bench", action="store_true", help="skip the benchmark table")
     demo.set_defaults(func=_cmd_demo)
     bench = sub.add_parser("bench", add_help=False,
-                           help="throughput of uniform/raw draws, then normals and dropout "
-                                "masks, against numpy, randomgen, torch (bench/; see "
-                                "'ascend-rand bench --help')")
+                           help="throughput of uniform/raw draws, normals and dropout "
+                                "masks, and the MT19937 engine, against numpy, randomgen, "
+                                "torch, std::mt19937 (bench/; see 'ascend-rand bench --help')")
     bench.set_defaults(func=_cmd_bench)
     report = sub.add_parser("backends", help="which backends can run here, and why not")
     report.add_argument("--json", action="store_true", help="print the report as JSON")
