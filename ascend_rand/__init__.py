@@ -1,8 +1,11 @@
 """ascend_rand: reproducible random numbers for Ascend NPU users.
 
 Philox4x32-10 streams in the layout of TensorFlow's and Ascend's stateless
-operators, bit for bit the same from the native C++ core and the NumPy
-fallback, at any thread count.  See docs/spec.md for the stream format.
+operators, and MT19937 streams equal to std::mt19937 and numpy's; uniforms,
+integers, ziggurat / Box-Muller / truncated normals, Bernoulli bits and
+torch_npu-format dropout masks, permutations.  Bit for bit the same from the
+native C++ core and the NumPy fallback, at any thread count.  See
+docs/spec.md for the stream format.
 """
 
 from . import stateless
