@@ -37,22 +37,49 @@ def retry_key_of(mt_state):
     return int.from_bytes(digest[:8], "little")
 
 
+# Elements converted per pass: the NumPy temporaries (128 KiB) stay in cache and in
+# malloc's heap; large ones are fresh mmaps whose page faults cost more than the work.
+CHUNK = 1 << 14
+
+
 def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words):
     """The MT19937 uniform conversions, then fl(fl(x * span) + low) in the dtype.
 
     Vectorised NumPy for every backend (the words already came from the
-    engine's backend), so backends cannot disagree.
+    engine's backend), so backends cannot disagree; in chunks, so the
+    temporaries stay small whatever the draw's size.
     """
     del key, ctr_lo, ctr_hi  # uniforms never retry
+    per = 2 if fmt == "float64" else 1
+    for start in range(0, out.size, CHUNK):
+        stop = min(out.size, start + CHUNK)
+        _uniform_chunk(out[start:stop], fmt, low, span, scaled, words[per * start:per * stop])
+
+
+def _uniform_chunk(out, fmt, low, span, scaled, words):
     n = out.size
     if fmt == "float64":
-        a = (words[0:2 * n:2] >> _U32(5)).astype(np.float64)
-        b = (words[1:2 * n:2] >> _U32(6)).astype(np.float64)
-        x = (a * 67108864.0 + b) * 2.0 ** -53  # a 53-bit integer times 2**-53: exact
-        out[:] = x * span + low if scaled else x
+        # Word pairs as little-endian uint64: v = w[2i] | w[2i+1] << 32, so the
+        # genrand_res53 integer (w[2i] >> 5) * 2**26 + (w[2i+1] >> 6) is
+        # ((v & 0xffffffff) >> 5) << 26 | v >> 38, below 2**53.
+        v = np.ascontiguousarray(words[:2 * n]).view("<u8")
+        m = v & np.uint64(0xFFFFFFFF)
+        m >>= np.uint64(5)
+        m <<= np.uint64(26)
+        m |= v >> np.uint64(38)
+        a = m.astype(np.float64)
+        a *= 2.0 ** -53  # a 53-bit integer times 2**-53: exact
+        if scaled:
+            a *= span
+            a += low
+        out[:] = a
     elif fmt == "float32":
-        x = (words[:n] >> _U32(8)).astype(np.float32) * np.float32(2.0 ** -24)
-        out[:] = x * np.float32(span) + np.float32(low) if scaled else x
+        x = (words[:n] >> _U32(8)).astype(np.float32)
+        x *= np.float32(2.0 ** -24)
+        if scaled:
+            x *= np.float32(span)  # two float32 roundings, as section 3.3
+            x += np.float32(low)
+        out[:] = x
     else:
         f16 = _conv.FORMAT_FLOAT16 if fmt == "float16" else _conv.FORMAT_BFLOAT16
         mant = f16[0]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import _backends, _validate
+from . import _backends, _mt_draws, _validate
 from .fallback import mt19937 as _numpy_mt
 
 ENGINE = "mt19937"
@@ -214,14 +214,19 @@ class MT19937:
         shape = _validate.shape(shape)
         name = self._dtype_name(dtype, _FLOAT_DTYPES)
         n = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        if name == "float32":
-            w = self._words(n)
-            values = (w >> np.uint32(8)).astype(np.float32) * np.float32(2.0**-24)
-        else:
-            w = self._words(2 * n)
-            a = (w[0::2] >> np.uint32(5)).astype(np.float64)
-            b = (w[1::2] >> np.uint32(6)).astype(np.float64)
-            values = (a * 67108864.0 + b) / 9007199254740992.0  # exact: a 53-bit integer / 2^53
+        values = np.empty(n, dtype=np.dtype(name))
+        per = 1 if name == "float32" else 2
+        # Words in cache-sized pieces: no temporary as large as the result.  A
+        # piece is a whole number of rounds over the streams, so every piece
+        # starts at stream 0 exactly as one fill of all the words would.
+        chunk = max(self.streams, _mt_draws.CHUNK - _mt_draws.CHUNK % self.streams)
+        buffer = np.empty(per * chunk, dtype=np.uint32)
+        with self._lock:
+            for start in range(0, n, chunk):
+                piece = values[start:start + chunk]
+                words = buffer[:per * piece.size]
+                self._mt.mt19937_fill(words, self._key, self._pos)
+                _mt_draws.uniform(piece, 0, 0, 0, name, 0.0, 1.0, False, words)
         return self._shape_out(values, shape)
 
     @staticmethod

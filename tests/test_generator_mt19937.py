@@ -177,3 +177,20 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="unknown engine"):
         ar.Generator(1, engine="pcg64")
     assert detmath.log_f32(np.float32([1.0]))[0] == 0.0  # the reference's kernels are importable
+
+
+@pytest.mark.parametrize("backend", ["numpy", "native"])
+@pytest.mark.parametrize("streams", [1, 3, 7])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mt19937_random_in_pieces_equals_one_fill(backend, streams, dtype):
+    """MT19937.random converts large draws in pieces; the words must be one fill's."""
+    n = 100_003  # several pieces, not a multiple of the stream count
+    per = 1 if dtype == "float32" else 2
+    w = ar.MT19937([7, 7], streams=streams, backend=backend).random_raw(per * n)
+    if dtype == "float32":
+        want = (w >> np.uint32(8)).astype(np.float32) * np.float32(2.0 ** -24)
+    else:
+        want = ((w[0::2] >> np.uint32(5)).astype(np.float64) * 67108864.0
+                + (w[1::2] >> np.uint32(6))) / 9007199254740992.0
+    got = ar.MT19937([7, 7], streams=streams, backend=backend).random(n, dtype=dtype)
+    assert got.tobytes() == want.tobytes()
