@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bindings_common.h"
+#include "dispatch.h"
 #include "kernels.h"
 #include "parallel.h"
 
@@ -176,6 +177,18 @@ PYBIND11_MODULE(_native, m) {
     info["min_elements_per_thread"] = ascend_rand::kMinElementsPerThread;
     return info;
   });
+  // The SIMD levels this CPU runs, best first; the one in use is build_info()["simd"],
+  // chosen here, at import (ASCEND_RAND_SIMD may lower it).
+  m.def("simd_levels", [] {
+    ascend_rand::SimdLevel levels[4];
+    const int count = ascend_rand::supported_simd_levels(levels);
+    py::list names;
+    for (int i = 0; i < count; ++i) names.append(ascend_rand::simd_level_name(levels[i]));
+    return names;
+  });
+  if (!ascend_rand::simd_choice().warning.empty())
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, ascend_rand::simd_choice().warning.c_str(), 1) < 0)
+      throw py::error_already_set();
   bind_bits(m);
   bind_mt(m);
 }

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "dispatch.h"
 #include "philox.h"
+#include "philox_simd.h"
 
 namespace ascend_rand {
 
@@ -135,22 +137,25 @@ struct DrawWords {
   Counter128 c;
   const uint32_t* buffer;  // nullptr: the Philox stream
 
+  // The words, from the Philox kernel of level L (philox_simd.h: the same words
+  // at every level).
+  template <SimdLevel L = SimdLevel::kScalar>
   void fill(uint64_t first, size_t n, uint32_t* out) const {
     if (buffer != nullptr)
       std::memcpy(out, buffer + first, n * sizeof(uint32_t));
     else
-      philox_words(key, c, first, n, out);
+      philox_words_at<L>(key, c, first, n, out);
   }
 };
 
 // For elements [begin, end) reading `words_per` words each: fetch a tile of
 // words, then convert(first_element, count, words).
-template <size_t WordsPer, class Convert>
+template <size_t WordsPer, SimdLevel L = SimdLevel::kScalar, class Convert>
 inline void for_each_tile(const DrawWords& src, size_t begin, size_t end, Convert&& convert) {
   alignas(64) uint32_t buf[kTileElements * WordsPer];
   for (size_t e = begin; e < end; e += kTileElements) {
     const size_t m = std::min(kTileElements, end - e);
-    src.fill(static_cast<uint64_t>(e) * WordsPer, m * WordsPer, buf);
+    src.fill<L>(static_cast<uint64_t>(e) * WordsPer, m * WordsPer, buf);
     convert(e, m, static_cast<const uint32_t*>(buf));
   }
 }

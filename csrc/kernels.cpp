@@ -1,8 +1,12 @@
 // Whole-draw kernels: each splits its elements with parallel_for and converts
-// tiles of stream words; the per-piece workers are compiled per ISA (dispatch.h).
+// tiles of stream words.  The per-piece workers are templates over the SIMD
+// level, compiled once per level and chosen at run time (dispatch.h); the
+// Philox words come from that level's kernel (philox_simd.h) and the hottest
+// loops have intrinsic forms (kernels_simd.h).
 #include "kernels.h"
 
 #include "dispatch.h"
+#include "kernels_simd.h"
 #include "normal.h"
 #include "parallel.h"
 
@@ -10,23 +14,25 @@
 namespace ascend_rand {
 namespace {
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void raw_u32_piece(uint32_t* out, size_t begin, size_t end, const DrawWords& s) {
-  s.fill(begin, end - begin, out + begin);
+  s.fill<L>(begin, end - begin, out + begin);
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void raw_u64_piece(uint64_t* out, size_t begin, size_t end, const DrawWords& s) {
-  for_each_tile<2>(s, begin, end, [out](size_t e, size_t m, const uint32_t* w) {
+  for_each_tile<2, L>(s, begin, end, [out](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i)
       out[e + i] = (static_cast<uint64_t>(w[2 * i]) << 32) | w[2 * i + 1];
   });
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void uniform_f32_piece(float* out, size_t begin, size_t end, const DrawWords& s,
                        bool scaled, float low, float span) {
-  for_each_tile<1>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+  if (s.buffer == nullptr)  // whole batches straight from the Philox registers
+    begin = simd_kernels::uniform_f32_fused<L>(out, begin, end, s.key, s.c, scaled, low, span);
+  for_each_tile<1, L>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
     if (scaled) {
       for (size_t i = 0; i < m; ++i) {
         const float prod = unit_float32(w[i]) * span;
@@ -38,10 +44,10 @@ void uniform_f32_piece(float* out, size_t begin, size_t end, const DrawWords& s,
   });
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void uniform_f64_piece(double* out, size_t begin, size_t end, const DrawWords& s,
                        bool scaled, double low, double span) {
-  for_each_tile<2>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+  for_each_tile<2, L>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
     if (scaled) {
       for (size_t i = 0; i < m; ++i) {
         const double prod = unit_float64(w[2 * i], w[2 * i + 1]) * span;
@@ -53,10 +59,10 @@ void uniform_f64_piece(double* out, size_t begin, size_t end, const DrawWords& s
   });
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void uniform_16_piece(uint16_t* out, size_t begin, size_t end, const DrawWords& s,
                       Format16 f, bool scaled, double low, double span) {
-  for_each_tile<1>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+  for_each_tile<1, L>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i) {
       const double x = unit_16(w[i], f);
       if (scaled) {
@@ -71,30 +77,30 @@ void uniform_16_piece(uint16_t* out, size_t begin, size_t end, const DrawWords& 
   });
 }
 
-template <class T>
+template <SimdLevel L, class T>
 void integers_piece_typed(T* out, size_t begin, size_t end, const DrawWords& s,
                           uint64_t low_bits, uint64_t range_minus_1) {
   if (integer_words(range_minus_1) == 2) {
-    for_each_tile<2>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+    for_each_tile<2, L>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
       for (size_t i = 0; i < m; ++i)
         out[e + i] = static_cast<T>(low_bits + integer_offset_64(w[2 * i], w[2 * i + 1], range_minus_1));
     });
   } else {
-    for_each_tile<4>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+    for_each_tile<4, L>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
       for (size_t i = 0; i < m; ++i)
         out[e + i] = static_cast<T>(low_bits + integer_offset_128(w + 4 * i, range_minus_1));
     });
   }
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void integers_piece(void* out, int bytes, size_t begin, size_t end, const DrawWords& s,
                     uint64_t low_bits, uint64_t range_minus_1) {
   switch (bytes) {
-    case 1: integers_piece_typed(static_cast<uint8_t*>(out), begin, end, s, low_bits, range_minus_1); break;
-    case 2: integers_piece_typed(static_cast<uint16_t*>(out), begin, end, s, low_bits, range_minus_1); break;
-    case 4: integers_piece_typed(static_cast<uint32_t*>(out), begin, end, s, low_bits, range_minus_1); break;
-    default: integers_piece_typed(static_cast<uint64_t*>(out), begin, end, s, low_bits, range_minus_1); break;
+    case 1: integers_piece_typed<L>(static_cast<uint8_t*>(out), begin, end, s, low_bits, range_minus_1); break;
+    case 2: integers_piece_typed<L>(static_cast<uint16_t*>(out), begin, end, s, low_bits, range_minus_1); break;
+    case 4: integers_piece_typed<L>(static_cast<uint32_t*>(out), begin, end, s, low_bits, range_minus_1); break;
+    default: integers_piece_typed<L>(static_cast<uint64_t*>(out), begin, end, s, low_bits, range_minus_1); break;
   }
 }
 
@@ -135,21 +141,135 @@ struct Store64 {
 inline bool keep_all(float) { return true; }
 inline bool keep_all64(double) { return true; }
 
-ASCEND_RAND_CLONES
-void ziggurat_f32_piece(const Store32& store, size_t begin, size_t end, const DrawWords& s) {
-  for_each_tile<1>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
-    float z[kTileElements];
-    bool ok[kTileElements];
-    for (size_t i = 0; i < m; ++i) ok[i] = ziggurat_f32_fast(w[i], &z[i]);
-    for (size_t i = 0; i < m; ++i)
-      if (!ok[i]) ziggurat_f32_retry(s.key, s.c, e + i, w[i], keep_all, &z[i]);
-    for (size_t i = 0; i < m; ++i) store(e + i, z[i]);
-  });
+// Elements that left the ziggurat's fast path wait in a queue (element index,
+// first word, attempt number) and get ziggurat_f32_retry's result (normal.h)
+// in rounds: a round runs the next attempt of up to kRetryChunk queued
+// elements, generating their retry blocks together (philox_blocks_at) and
+// evaluating ziggurat_f32_attempt's tail and wedge tests for all of them in
+// loops over arrays, which the compiler vectorises (detmath.h's kernels are
+// branch-free); the operations and their order are ziggurat_f32_attempt's.
+// Every attempt writes its candidate, so an element whose 2^10 attempts all
+// fail keeps the last one, as in ziggurat_f32_retry.
+constexpr size_t kRetryChunk = 64;
+
+struct ZigguratQueue {
+  alignas(64) uint64_t index[kRetryChunk];
+  alignas(64) uint32_t first[kRetryChunk];
+  alignas(64) uint32_t attempt[kRetryChunk];
+  size_t count = 0;
+
+  void push(uint64_t i, uint32_t w) {
+    index[count] = i;
+    first[count] = w;
+    attempt[count] = 0;
+    ++count;
+  }
+};
+
+// One round over the whole queue: write(index, z) for each element's
+// candidate; the ones not accepted stay queued for their next attempt.
+template <SimdLevel L, class Write>
+void ziggurat_f32_round(const DrawWords& s, ZigguratQueue& q, Write&& write) {
+  const size_t live = q.count;
+  alignas(64) uint64_t lo[kRetryChunk], hi[kRetryChunk];
+  for (size_t j = 0; j < live; ++j) {  // block R(i, a) = C + 2^63 + i 2^10 + a (normal.h)
+    const uint64_t offset = kRetryBase + (q.index[j] << kRetryShift) + q.attempt[j];
+    lo[j] = s.c.lo + offset;
+    hi[j] = s.c.hi + (lo[j] < offset ? 1u : 0u);
+  }
+  alignas(64) uint32_t blk[4 * kRetryChunk];
+  philox_blocks_at<L>(s.key, lo, hi, live, blk);
+  alignas(64) uint32_t word[kRetryChunk], aux1[kRetryChunk], aux2[kRetryChunk];
+  for (size_t j = 0; j < live; ++j) {
+    word[j] = q.attempt[j] == 0 ? q.first[j] : blk[4 * j];
+    aux1[j] = blk[4 * j + 1];
+    aux2[j] = blk[4 * j + 2];
+  }
+  alignas(64) float x[kRetryChunk], xt[kRetryChunk], yt[kRetryChunk], f0[kRetryChunk],
+      f1[kRetryChunk], ref[kRetryChunk];
+  alignas(64) uint32_t limit[kRetryChunk];
+  for (size_t j = 0; j < live; ++j) {  // table lookups
+    uint32_t layer = word[j] & 0xFFu;
+#if defined(__GNUC__)
+    // Kept scalar: a gather costs more than a cycle per element on Zen 4,
+    // four plain loads a fraction of one.
+    __asm__("" : "+r"(layer));
+#endif
+    x[j] = static_cast<float>(word[j] >> 9) * ziggurat::kW_f32[layer];
+    limit[j] = ziggurat::kK_f32[layer];
+    f0[j] = ziggurat::kF_f32[layer];
+    f1[j] = ziggurat::kF_f32[layer + 1];
+  }
+  for (size_t j = 0; j < live; ++j) {  // the tail beyond r (layer 0)
+    xt[j] = -log_f32(open_unit_float32(aux1[j])) * ziggurat::kInvR_f32;
+    yt[j] = -log_f32(open_unit_float32(aux2[j]));
+  }
+  for (size_t j = 0; j < live; ++j) ref[j] = exp_f32(-0.5f * (x[j] * x[j]));  // the wedge
+  alignas(64) float z[kRetryChunk];
+  alignas(64) uint32_t again[kRetryChunk];
+  for (size_t j = 0; j < live; ++j) {  // selects as bit operations, so that this vectorises too
+    const uint32_t base = (word[j] & 0xFFu) == 0;
+    const uint32_t fast = (word[j] >> 9) < limit[j];
+    const uint32_t tail = yt[j] + yt[j] > xt[j] * xt[j];
+    const float y = f0[j] + unit_float32(aux1[j]) * (f1[j] - f0[j]);
+    const uint32_t wedge = y < ref[j];
+    const uint32_t accept = fast | (base & tail) | ((base ^ 1u) & wedge);
+    const float r_plus = ziggurat::kR_f32 + xt[j];
+    const float mag = detmath::blend((base & (fast ^ 1u) & tail) != 0, r_plus, x[j]);
+    z[j] = detmath::float_of(detmath::bits_of(mag) ^ (((word[j] >> 8) & 1u) << 31));  // negate_if
+    again[j] = (accept ^ 1u) & static_cast<uint32_t>(q.attempt[j] + 1 < kRetryBlocks);
+  }
+  size_t kept = 0;
+  for (size_t j = 0; j < live; ++j) {
+    write(q.index[j], z[j]);
+    q.index[kept] = q.index[j];
+    q.first[kept] = q.first[j];
+    q.attempt[kept] = q.attempt[j] + 1;
+    kept += again[j];
+  }
+  q.count = kept;
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
+void ziggurat_f32_piece(const Store32& store, size_t begin, size_t end, const DrawWords& s) {
+  // float32 output: the fast path writes straight into it, and the rejected
+  // elements queue across tiles, a round running whenever kRetryChunk wait;
+  // other formats go through a float32 tile and empty the queue per tile.
+  const bool direct = store.fmt == FloatFormat::kFloat32;
+  ZigguratQueue q;
+  alignas(64) float tile[kTileElements];
+  size_t tile_origin = 0;
+  const auto write = [&](uint64_t i, float z) {
+    if (direct)
+      store(i, z);
+    else
+      tile[i - tile_origin] = z;
+  };
+  for_each_tile<1, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+    alignas(64) uint32_t rejected[kTileElements + 16];
+    float* z = direct ? static_cast<float*>(store.out) + e : tile;
+    tile_origin = e;
+    const size_t count = simd_kernels::ziggurat_f32_fast<L>(w, m, z, rejected);
+    if (direct && store.scaled)
+      for (size_t i = 0; i < m; ++i) {
+        const float prod = z[i] * store.scale;
+        z[i] = prod + store.loc;
+      }
+    for (size_t k = 0; k < count; ++k) {
+      q.push(e + rejected[k], w[rejected[k]]);
+      if (q.count == kRetryChunk) ziggurat_f32_round<L>(s, q, write);
+    }
+    if (!direct) {
+      while (q.count != 0) ziggurat_f32_round<L>(s, q, write);
+      for (size_t i = 0; i < m; ++i) store(e + i, z[i]);
+    }
+  });
+  while (q.count != 0) ziggurat_f32_round<L>(s, q, write);
+}
+
+template <SimdLevel L>
 void ziggurat_f64_piece(const Store64& store, size_t begin, size_t end, const DrawWords& s) {
-  for_each_tile<2>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+  for_each_tile<2, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i) {
       const uint64_t u = join64(w[2 * i], w[2 * i + 1]);
       double z;
@@ -172,7 +292,7 @@ inline void for_each_pair_tile(const DrawWords& s, size_t begin, size_t end, Pai
   }
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void box_muller_f32_piece(const Store32& store, size_t begin, size_t end, const DrawWords& s) {
   for_each_pair_tile<1>(s, begin, end, [&](size_t i, size_t limit, const uint32_t* w) {
     float e0, e1;
@@ -182,7 +302,7 @@ void box_muller_f32_piece(const Store32& store, size_t begin, size_t end, const 
   });
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void box_muller_f64_piece(const Store64& store, size_t begin, size_t end, const DrawWords& s) {
   for_each_pair_tile<2>(s, begin, end, [&](size_t i, size_t limit, const uint32_t* w) {
     double e0, e1;
@@ -192,18 +312,18 @@ void box_muller_f64_piece(const Store64& store, size_t begin, size_t end, const 
   });
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void truncated_f32_piece(const Store32& store, const TruncParams<float>& t, size_t begin, size_t end,
                          const DrawWords& s) {
-  for_each_tile<1>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+  for_each_tile<1, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i) store(e + i, truncated_f32(s.key, s.c, e + i, w[i], t));
   });
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void truncated_f64_piece(const Store64& store, const TruncParams<double>& t, size_t begin, size_t end,
                          const DrawWords& s) {
-  for_each_tile<2>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
+  for_each_tile<2, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i)
       store(e + i, truncated_f64(s.key, s.c, e + i, join64(w[2 * i], w[2 * i + 1]), t));
   });
@@ -216,19 +336,25 @@ void normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s, NormalMeth
   if (fmt == FloatFormat::kFloat64) {
     const Store64 store{static_cast<double*>(out), scaled, loc, scale};
     parallel_for(n, [&](size_t b, size_t e) {
-      if (method == NormalMethod::kBoxMuller)
-        box_muller_f64_piece(store, b, e, s);
-      else
-        ziggurat_f64_piece(store, b, e, s);
+      run_at_level([&](auto isa) {
+        constexpr SimdLevel L = decltype(isa)::value;
+        if (method == NormalMethod::kBoxMuller)
+          box_muller_f64_piece<L>(store, b, e, s);
+        else
+          ziggurat_f64_piece<L>(store, b, e, s);
+      });
     });
     return;
   }
   const Store32 store{out, fmt, scaled, static_cast<float>(loc), static_cast<float>(scale)};
   parallel_for(n, [&](size_t b, size_t e) {
-    if (method == NormalMethod::kBoxMuller)
-      box_muller_f32_piece(store, b, e, s);
-    else
-      ziggurat_f32_piece(store, b, e, s);
+    run_at_level([&](auto isa) {
+      constexpr SimdLevel L = decltype(isa)::value;
+      if (method == NormalMethod::kBoxMuller)
+        box_muller_f32_piece<L>(store, b, e, s);
+      else
+        ziggurat_f32_piece<L>(store, b, e, s);
+    });
   });
 }
 
@@ -238,7 +364,9 @@ void truncated_normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s,
   if (fmt == FloatFormat::kFloat64) {
     const Store64 store{static_cast<double*>(out), scaled, loc, scale};
     const TruncParams<double> t{method, spec.a, spec.b, spec.width, spec.m2, spec.lambda, spec.mirror};
-    parallel_for(n, [&](size_t b, size_t e) { truncated_f64_piece(store, t, b, e, s); });
+    parallel_for(n, [&](size_t b, size_t e) {
+      run_at_level([&](auto isa) { truncated_f64_piece<decltype(isa)::value>(store, t, b, e, s); });
+    });
     return;
   }
   const Store32 store{out, fmt, scaled, static_cast<float>(loc), static_cast<float>(scale)};
@@ -249,48 +377,59 @@ void truncated_normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s,
                              static_cast<float>(spec.m2),
                              static_cast<float>(spec.lambda),
                              spec.mirror};
-  parallel_for(n, [&](size_t b, size_t e) { truncated_f32_piece(store, t, b, e, s); });
+  parallel_for(n, [&](size_t b, size_t e) {
+    run_at_level([&](auto isa) { truncated_f32_piece<decltype(isa)::value>(store, t, b, e, s); });
+  });
 }
 
 void raw_u32(uint32_t* out, size_t n, const DrawWords& s) {
-  parallel_for(n, [&](size_t b, size_t e) { raw_u32_piece(out, b, e, s); });
+  parallel_for(n, [&](size_t b, size_t e) {
+    run_at_level([&](auto isa) { raw_u32_piece<decltype(isa)::value>(out, b, e, s); });
+  });
 }
 
 void raw_u64(uint64_t* out, size_t n, const DrawWords& s) {
-  parallel_for(n, [&](size_t b, size_t e) { raw_u64_piece(out, b, e, s); });
+  parallel_for(n, [&](size_t b, size_t e) {
+    run_at_level([&](auto isa) { raw_u64_piece<decltype(isa)::value>(out, b, e, s); });
+  });
 }
 
 void uniform_f32(float* out, size_t n, const DrawWords& s, bool scaled, float low,
                  float span) {
-  parallel_for(n, [&](size_t b, size_t e) { uniform_f32_piece(out, b, e, s, scaled, low, span); });
+  parallel_for(n, [&](size_t b, size_t e) {
+    run_at_level([&](auto isa) {
+      uniform_f32_piece<decltype(isa)::value>(out, b, e, s, scaled, low, span);
+    });
+  });
 }
 
 void uniform_f64(double* out, size_t n, const DrawWords& s, bool scaled, double low,
                  double span) {
-  parallel_for(n, [&](size_t b, size_t e) { uniform_f64_piece(out, b, e, s, scaled, low, span); });
+  parallel_for(n, [&](size_t b, size_t e) {
+    run_at_level([&](auto isa) {
+      uniform_f64_piece<decltype(isa)::value>(out, b, e, s, scaled, low, span);
+    });
+  });
 }
 
 void uniform_16(uint16_t* out, size_t n, const DrawWords& s, Format16 f, bool scaled,
                 double low, double span) {
-  parallel_for(n, [&](size_t b, size_t e) { uniform_16_piece(out, b, e, s, f, scaled, low, span); });
+  parallel_for(n, [&](size_t b, size_t e) {
+    run_at_level([&](auto isa) {
+      uniform_16_piece<decltype(isa)::value>(out, b, e, s, f, scaled, low, span);
+    });
+  });
 }
 
 void integers(void* out, int bytes, size_t n, const DrawWords& s, uint64_t low_bits,
               uint64_t range_minus_1) {
   parallel_for(n, [&](size_t b, size_t e) {
-    integers_piece(out, bytes, b, e, s, low_bits, range_minus_1);
+    run_at_level([&](auto isa) {
+      integers_piece<decltype(isa)::value>(out, bytes, b, e, s, low_bits, range_minus_1);
+    });
   });
 }
 
-const char* simd_level() {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) return "avx512";
-  if (__builtin_cpu_supports("x86-64-v3")) return "avx2";
-  return "scalar";
-#else
-  return "scalar";
-#endif
-}
+const char* simd_level() { return simd_level_name(active_simd_level()); }
 
 }  // namespace ascend_rand

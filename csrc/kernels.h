@@ -46,7 +46,7 @@ struct TruncSpec {
 void truncated_normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s,
                       bool scaled, double loc, double scale, const TruncSpec& spec);
 
-// The instruction set the x86-64 clones were selected for on this CPU, for reports.
+// The SIMD level the kernels run at (dispatch.h: chosen once, ASCEND_RAND_SIMD may lower it).
 const char* simd_level();
 
 }  // namespace ascend_rand

@@ -1,6 +1,8 @@
 // Whole-draw kernels for Bernoulli bits, packed dropout masks and
 // permutations.  Same structure as kernels.cpp: parallel_for splits the
-// elements, and the per-piece workers are compiled per ISA (dispatch.h).
+// elements, and the per-piece workers are compiled per SIMD level
+// (dispatch.h); with one threshold for the whole draw, the compare and the bit
+// packing run on the Philox registers (kernels_simd.h).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -8,6 +10,7 @@
 #include "bernoulli.h"
 #include "dispatch.h"
 #include "distributions.h"
+#include "kernels_simd.h"
 #include "parallel.h"
 #include "permutation.h"
 
@@ -26,10 +29,13 @@ inline void bits_of(const uint32_t* w, size_t m, size_t first, uint64_t threshol
   }
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void bernoulli_piece(uint8_t* out, size_t begin, size_t end, const DrawWords& s,
                      uint64_t threshold, const float* probs) {
-  for_each_tile<1>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
+  if (probs == nullptr && s.buffer == nullptr)
+    begin = simd_kernels::bernoulli_bits_fused<L, false>(out, begin, end, s.key, s.c,
+                                                         static_cast<uint32_t>(threshold - 1));
+  for_each_tile<1, L>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
     bits_of(w, m, e, threshold, probs, out + e);
   });
 }
@@ -37,12 +43,17 @@ void bernoulli_piece(uint8_t* out, size_t begin, size_t end, const DrawWords& s,
 // Bits [begin, end) of a packed mask of n bits; begin and end are multiples of
 // 8 (parallel_for's pieces are multiples of 64), so a piece owns whole bytes,
 // padding included.
-ASCEND_RAND_CLONES
-void bernoulli_packed_piece(uint8_t* out, size_t n, size_t begin, size_t end, const DrawWords& s, uint64_t threshold, const float* probs) {
+template <SimdLevel L>
+void bernoulli_packed_piece(uint8_t* out, size_t n, size_t begin, size_t end, const DrawWords& s,
+                            uint64_t threshold, const float* probs) {
   const size_t stop = std::min(end, n);
   size_t pad_from = begin / 8;
   if (begin < stop) {
-    for_each_tile<1>(s, begin, stop, [=](size_t e, size_t m, const uint32_t* w) {
+    size_t from = begin;
+    if (probs == nullptr && s.buffer == nullptr)
+      from = simd_kernels::bernoulli_bits_fused<L, true>(out, begin, stop, s.key, s.c,
+                                                         static_cast<uint32_t>(threshold - 1));
+    for_each_tile<1, L>(s, from, stop, [=](size_t e, size_t m, const uint32_t* w) {
       alignas(64) uint8_t bits[kTileElements + 8];
       bits_of(w, m, e, threshold, probs, bits);
       const size_t whole = m / 8;
@@ -58,9 +69,9 @@ void bernoulli_packed_piece(uint8_t* out, size_t n, size_t begin, size_t end, co
   if (end / 8 > pad_from) std::memset(out + pad_from, 0, end / 8 - pad_from);
 }
 
-ASCEND_RAND_CLONES
+template <SimdLevel L>
 void permutation_keys_piece(KeyIndex* keyed, size_t begin, size_t end, const DrawWords& s) {
-  for_each_tile<2>(s, begin, end, [keyed](size_t e, size_t m, const uint32_t* w) {
+  for_each_tile<2, L>(s, begin, end, [keyed](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i)
       keyed[e + i] = KeyIndex{permutation_key(w[2 * i], w[2 * i + 1]), static_cast<uint64_t>(e + i)};
   });
@@ -74,7 +85,11 @@ void bernoulli(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
     std::memset(out, threshold == 0 ? 0 : 1, n);  // p = 0 or 1: no words needed
     return;
   }
-  parallel_for(n, [&](size_t b, size_t e) { bernoulli_piece(out, b, e, s, threshold, probs); });
+  parallel_for(n, [&](size_t b, size_t e) {
+    run_at_level([&](auto isa) {
+      bernoulli_piece<decltype(isa)::value>(out, b, e, s, threshold, probs);
+    });
+  });
 }
 
 void bernoulli_packed(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
@@ -89,14 +104,18 @@ void bernoulli_packed(uint8_t* out, size_t n, const DrawWords& s, uint64_t thres
     return;
   }
   parallel_for(nbytes * 8, [&](size_t b, size_t e) {
-    bernoulli_packed_piece(out, n, b, e, s, threshold, probs);
+    run_at_level([&](auto isa) {
+      bernoulli_packed_piece<decltype(isa)::value>(out, n, b, e, s, threshold, probs);
+    });
   });
 }
 
 void permutation(uint64_t* out, size_t k, size_t n, const DrawWords& s) {
   std::unique_ptr<KeyIndex[]> keyed(new KeyIndex[n]);
   KeyIndex* first = keyed.get();
-  parallel_for(n, [&](size_t b, size_t e) { permutation_keys_piece(first, b, e, s); });
+  parallel_for(n, [&](size_t b, size_t e) {
+    run_at_level([&](auto isa) { permutation_keys_piece<decltype(isa)::value>(first, b, e, s); });
+  });
   // (key, index) is a total order, so the k smallest and their order are unique.
   if (k < n) std::nth_element(first, first + k, first + n);
   std::sort(first, first + k);

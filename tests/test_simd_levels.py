@@ -1,0 +1,182 @@
+"""Every SIMD level of the native core gives the NumPy fallback's bits.
+
+The level is chosen once per process (csrc/dispatch.h): the best this CPU
+supports, or a lower one named by ASCEND_RAND_SIMD.  So each supported level
+runs in its own interpreter, which draws every kind of stream on shapes that
+end inside a SIMD batch (odd lengths, lengths off multiples of 16 and 64),
+counters that carry across 2**64 and wrap at 2**128, with one and several
+threads, and reports a digest per draw; the parent compares each with the
+NumPy fallback's.  An unknown or unsupported ASCEND_RAND_SIMD warns and runs
+the best level.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import ascend_rand
+
+NATIVE_OK = ascend_rand.backends()["native"]["available"]
+pytestmark = pytest.mark.skipif(not NATIVE_OK, reason="needs the native backend")
+
+KNOWN_LEVELS = ("scalar", "avx2", "avx512", "neon")
+
+# Executed here with backend "numpy" and in each child with backend "native":
+# draws(backend) yields (name, bytes) for every case.
+DRAWS = r'''
+import numpy as np
+from ascend_rand import stateless
+
+TOP = (1 << 64) - 1
+STREAMS = [
+    (0, (0, 0)),
+    (0x243F6A8885A308D3, (TOP - 37, 5)),   # the low counter word carries into the high one
+    (TOP, (TOP - 3, TOP)),                  # the 128-bit counter wraps to 0
+]
+LENGTHS = [1, 2, 3, 7, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 255, 257, 1000, 1023, 1025, 4099]
+BIG = 200_003  # several pieces (threads) and many whole batches
+
+
+def draws(backend):
+    from ascend_rand import _backends
+    for si, (key, ctr) in enumerate(STREAMS):
+        for n in LENGTHS:
+            tag = f"s{si}/n{n}"
+            kw = dict(backend=backend)
+            yield f"{tag}/raw32", stateless.raw(n, key, ctr, "uint32", **kw)
+            yield f"{tag}/raw64", stateless.raw(n, key, ctr, "uint64", **kw)
+            for dt in ("float32", "float64", "float16", "bfloat16"):
+                yield f"{tag}/uniform/{dt}", stateless.uniform(n, key, ctr, dtype=dt, **kw)
+            yield f"{tag}/uniform/f32/-3,5", stateless.uniform(n, key, ctr, -3.0, 5.0, "float32", **kw)
+            yield f"{tag}/int8", stateless.integers(n, key, -7, 100, ctr, "int8", **kw)
+            yield f"{tag}/int64", stateless.integers(n, key, 0, 1 << 40, ctr, "int64", **kw)
+            for method in ("ziggurat", "box_muller"):
+                for dt in ("float32", "float64", "float16"):
+                    yield f"{tag}/normal/{method}/{dt}", stateless.normal(
+                        n, key, ctr, 0.0, 1.0, dt, method, **kw)
+                yield f"{tag}/normal/{method}/scaled", stateless.normal(
+                    n, key, ctr, 1.5, 3.0, "float32", method, **kw)
+            for a, b in ((-2.0, 2.0), (0.5, 1.0), (3.0, 9.0)):
+                for dt in ("float32", "float64"):
+                    yield f"{tag}/truncated/{a},{b}/{dt}", stateless.truncated_normal(
+                        n, key, ctr, 0.0, 1.0, a, b, dt, **kw)
+            for p in (0.3, 0.9):
+                yield f"{tag}/bernoulli/{p}", stateless.bernoulli(n, key, p, ctr, **kw)
+                yield f"{tag}/bernoulli/{p}/packed", stateless.bernoulli(n, key, p, ctr, packed=True, **kw)
+            probs = np.linspace(0.0, 1.0, n, dtype=np.float32)
+            yield f"{tag}/bernoulli/array", stateless.bernoulli(n, key, probs, ctr, **kw)
+            yield f"{tag}/dropout_mask", stateless.dropout_mask(n, 0.1, key, ctr, **kw)
+            yield f"{tag}/permutation", stateless.permutation(n, key, ctr, **kw)
+        # a caller's word buffer (the MT19937 path) instead of the Philox stream
+        kernels = _backends.resolve(backend)[1]
+        words = stateless.raw(4 * 1031, key, ctr, "uint32", backend="numpy")
+        out = np.empty(1031, np.float32)
+        kernels.uniform(out, key, ctr[0], ctr[1], "float32", 0.0, 1.0, False, words=words)
+        yield f"s{si}/words/uniform", out
+        out = np.empty(1031, np.float32)
+        kernels.normal(out, key, ctr[0], ctr[1], "float32", "ziggurat", 0.0, 1.0, False, words=words)
+        yield f"s{si}/words/normal", out
+        out = np.empty((1031 + 127) // 128 * 16, np.uint8)
+        kernels.bernoulli_packed(out, key, ctr[0], ctr[1], 1031, 1 << 31, None, words=words)
+        yield f"s{si}/words/mask", out
+        # several pieces: the native core runs them on 1 and 3 threads
+        for threads in ((1, 3) if backend == "native" else (None,)):
+            if threads is not None:
+                import ascend_rand
+                ascend_rand.set_num_threads(threads)
+            name = f"s{si}/big" + ("" if threads is None else f"/t{threads}")
+            kw = dict(backend=backend)
+            yield f"{name}/raw32", stateless.raw(BIG, key, ctr, "uint32", **kw)
+            yield f"{name}/uniform", stateless.uniform(BIG, key, ctr, **kw)
+            yield f"{name}/normal", stateless.normal(BIG, key, ctr, **kw)
+            yield f"{name}/dropout_mask", stateless.dropout_mask(BIG, 0.1, key, ctr, **kw)
+'''
+
+CHILD = r'''
+import hashlib, json, warnings
+with warnings.catch_warnings(record=True) as caught:  # the level is chosen at import
+    warnings.simplefilter("always")
+    import ascend_rand
+    from ascend_rand import _native
+''' + DRAWS + r'''
+report = {
+    "simd": ascend_rand.backends()["native"]["simd"],
+    "levels": list(_native.simd_levels()),
+    "warnings": [str(w.message) for w in caught if "ASCEND_RAND_SIMD" in str(w.message)],
+    "digests": {name: hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+                for name, a in draws("native")},
+}
+print(json.dumps(report))
+'''
+
+
+def run_child(simd):
+    env = dict(os.environ)
+    env.pop("ASCEND_RAND_SIMD", None)
+    if simd is not None:
+        env["ASCEND_RAND_SIMD"] = simd
+    proc = subprocess.run([sys.executable, "-P", "-c", CHILD], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """Digest per draw from the NumPy fallback (threads do not exist there)."""
+    scope = {}
+    exec(DRAWS, scope)
+    return {name: hashlib.sha256(a.tobytes()).hexdigest() for name, a in scope["draws"]("numpy")}
+
+
+@pytest.fixture(scope="module")
+def supported():
+    from ascend_rand import _native
+
+    levels = list(_native.simd_levels())
+    assert levels and levels[-1] == "scalar" and set(levels) <= set(KNOWN_LEVELS)
+    return levels
+
+
+def test_levels_are_reported(supported):
+    info = ascend_rand.backends()["native"]
+    forced = os.environ.get("ASCEND_RAND_SIMD", "").strip().lower()
+    expected = forced if forced in supported else supported[0]
+    assert info["simd"] == expected
+
+
+@pytest.mark.parametrize("level", ["avx512", "avx2", "neon", "scalar"])
+def test_level_gives_the_fallback_bits(level, supported, reference):
+    if level not in supported:
+        pytest.skip(f"this CPU does not run {level} (supported: {supported})")
+    report = run_child(level)
+    assert report["simd"] == level
+    assert report["levels"] == supported
+    assert report["warnings"] == []
+    digests = report["digests"]
+    for name, want in reference.items():
+        if "/big/" in name:  # drawn on 1 and 3 threads in the child
+            head, tail = name.split("/big/")
+            got = {t: digests[f"{head}/big/t{t}/{tail}"] for t in (1, 3)}
+            assert got == {1: want, 3: want}, f"{level}: {name} differs from the NumPy fallback"
+        else:
+            assert digests[name] == want, f"{level}: {name} differs from the NumPy fallback"
+
+
+def test_unknown_level_warns_and_uses_the_best(supported):
+    report = run_child("avx1024")
+    assert report["simd"] == supported[0]
+    assert len(report["warnings"]) == 1 and "not a SIMD level" in report["warnings"][0]
+
+
+def test_unsupported_level_warns_and_uses_the_best(supported):
+    missing = [level for level in KNOWN_LEVELS if level not in supported]
+    if not missing:
+        pytest.skip("this CPU runs every level")
+    report = run_child(missing[0].upper())
+    assert report["simd"] == supported[0]
+    assert len(report["warnings"]) == 1 and "does not support" in report["warnings"][0]
