@@ -5,6 +5,9 @@
 // loops have intrinsic forms (kernels_simd.h).
 #include "kernels.h"
 
+#include <cstring>
+#include <limits>
+
 #include "dispatch.h"
 #include "kernels_simd.h"
 #include "normal.h"
@@ -158,18 +161,28 @@ struct ZigguratQueue {
   alignas(64) uint32_t attempt[kRetryChunk];
   size_t count = 0;
 
-  void push(uint64_t i, uint32_t w) {
+  void push(uint64_t i, uint32_t w, uint32_t first_attempt) {
     index[count] = i;
     first[count] = w;
-    attempt[count] = 0;
+    attempt[count] = first_attempt;
     ++count;
   }
 };
 
 // One round over the whole queue: write(index, z) for each element's
 // candidate; the ones not accepted stay queued for their next attempt.
+// [a, b]: the truncated normal's bounds (section 5.5's ziggurat method): an
+// attempt is accepted only with a <= z <= b, and an element whose attempts all
+// fail keeps its last candidate clamped to [a, b].  (-inf, inf) for the normal.
+struct ZigguratBounds {
+  float a, b;
+};
+constexpr ZigguratBounds kUnbounded{-std::numeric_limits<float>::infinity(),
+                                    std::numeric_limits<float>::infinity()};
+
 template <SimdLevel L, class Write>
-void ziggurat_f32_round(const DrawWords& s, ZigguratQueue& q, Write&& write) {
+void ziggurat_f32_round(const DrawWords& s, const ZigguratBounds& bounds, ZigguratQueue& q,
+                        Write&& write) {
   const size_t live = q.count;
   alignas(64) uint64_t lo[kRetryChunk], hi[kRetryChunk];
   for (size_t j = 0; j < live; ++j) {  // block R(i, a) = C + 2^63 + i 2^10 + a (normal.h)
@@ -213,10 +226,13 @@ void ziggurat_f32_round(const DrawWords& s, ZigguratQueue& q, Write&& write) {
     const uint32_t tail = yt[j] + yt[j] > xt[j] * xt[j];
     const float y = f0[j] + unit_float32(aux1[j]) * (f1[j] - f0[j]);
     const uint32_t wedge = y < ref[j];
-    const uint32_t accept = fast | (base & tail) | ((base ^ 1u) & wedge);
     const float r_plus = ziggurat::kR_f32 + xt[j];
     const float mag = detmath::blend((base & (fast ^ 1u) & tail) != 0, r_plus, x[j]);
-    z[j] = detmath::float_of(detmath::bits_of(mag) ^ (((word[j] >> 8) & 1u) << 31));  // negate_if
+    const float cand = detmath::float_of(detmath::bits_of(mag) ^ (((word[j] >> 8) & 1u) << 31));
+    const uint32_t inside = (cand >= bounds.a) & (cand <= bounds.b);
+    const uint32_t accept = (fast | (base & tail) | ((base ^ 1u) & wedge)) & inside;
+    // clamp_to: the identity on accepted candidates and for the plain normal
+    z[j] = cand < bounds.a ? bounds.a : (cand > bounds.b ? bounds.b : cand);
     again[j] = (accept ^ 1u) & static_cast<uint32_t>(q.attempt[j] + 1 < kRetryBlocks);
   }
   size_t kept = 0;
@@ -231,7 +247,10 @@ void ziggurat_f32_round(const DrawWords& s, ZigguratQueue& q, Write&& write) {
 }
 
 template <SimdLevel L>
-void ziggurat_f32_piece(const Store32& store, size_t begin, size_t end, const DrawWords& s) {
+void ziggurat_f32_piece(const Store32& store, size_t begin, size_t end, const DrawWords& s,
+                        const ZigguratBounds& bounds) {
+  const bool truncated = !(bounds.a == -std::numeric_limits<float>::infinity() &&
+                           bounds.b == std::numeric_limits<float>::infinity());
   // float32 output: the fast path writes straight into it, and the rejected
   // elements queue across tiles, a round running whenever kRetryChunk wait;
   // other formats go through a float32 tile and empty the queue per tile.
@@ -250,21 +269,39 @@ void ziggurat_f32_piece(const Store32& store, size_t begin, size_t end, const Dr
     float* z = direct ? static_cast<float*>(store.out) + e : tile;
     tile_origin = e;
     const size_t count = simd_kernels::ziggurat_f32_fast<L>(w, m, z, rejected);
+    // Truncated: a fast-path candidate outside [a, b] has had its attempt 0
+    // (accepted by the ziggurat, refused by the bounds) and queues at attempt 1.
+    alignas(64) uint32_t outside[kTileElements];
+    size_t n_outside = 0;
+    if (truncated) {
+      alignas(64) uint8_t queued[kTileElements];
+      std::memset(queued, 0, m);
+      for (size_t k = 0; k < count; ++k) queued[rejected[k]] = 1;
+      for (size_t i = 0; i < m; ++i)
+        if (!queued[i] && !(z[i] >= bounds.a && z[i] <= bounds.b))
+          outside[n_outside++] = static_cast<uint32_t>(i);
+    }
     if (direct && store.scaled)
       for (size_t i = 0; i < m; ++i) {
         const float prod = z[i] * store.scale;
         z[i] = prod + store.loc;
       }
+    // A round may keep every element it ran, so the queue is drained until it
+    // has room before each push.
     for (size_t k = 0; k < count; ++k) {
-      q.push(e + rejected[k], w[rejected[k]]);
-      if (q.count == kRetryChunk) ziggurat_f32_round<L>(s, q, write);
+      while (q.count == kRetryChunk) ziggurat_f32_round<L>(s, bounds, q, write);
+      q.push(e + rejected[k], w[rejected[k]], 0);
+    }
+    for (size_t k = 0; k < n_outside; ++k) {
+      while (q.count == kRetryChunk) ziggurat_f32_round<L>(s, bounds, q, write);
+      q.push(e + outside[k], w[outside[k]], 1);
     }
     if (!direct) {
-      while (q.count != 0) ziggurat_f32_round<L>(s, q, write);
+      while (q.count != 0) ziggurat_f32_round<L>(s, bounds, q, write);
       for (size_t i = 0; i < m; ++i) store(e + i, z[i]);
     }
   });
-  while (q.count != 0) ziggurat_f32_round<L>(s, q, write);
+  while (q.count != 0) ziggurat_f32_round<L>(s, bounds, q, write);
 }
 
 template <SimdLevel L>
@@ -279,42 +316,66 @@ void ziggurat_f64_piece(const Store64& store, size_t begin, size_t end, const Dr
   });
 }
 
-// Box-Muller reads whole pairs: pieces and tiles start at even elements, and an
-// odd final element generates its pair's second word too.
-template <size_t WordsPerElement, class Pair>
-inline void for_each_pair_tile(const DrawWords& s, size_t begin, size_t end, Pair&& pair) {
-  alignas(64) uint32_t buf[(kTileElements + 1) * WordsPerElement];
+// Box-Muller over a tile, one step at a time across all its pairs, so that each
+// loop (log, sqrt, sincos: branch-free detmath kernels) vectorises.  The
+// operations per pair are exactly box_muller_f32's / box_muller_f64's.
+template <SimdLevel L>
+void box_muller_f32_piece(const Store32& store, size_t begin, size_t end, const DrawWords& s) {
+  constexpr size_t kPairs = kTileElements / 2;
+  alignas(64) uint32_t w[kTileElements];
+  alignas(64) float r[kPairs], t[kPairs], sn[kPairs], cs[kPairs];
   for (size_t e = begin; e < end; e += kTileElements) {
     const size_t m = std::min(kTileElements, end - e);
     const size_t pairs = (m + 1) / 2;
-    s.fill(static_cast<uint64_t>(e) * WordsPerElement, 2 * pairs * WordsPerElement, buf);
-    for (size_t j = 0; j < pairs; ++j) pair(e + 2 * j, e + m, buf + 2 * j * WordsPerElement);
+    s.fill<L>(static_cast<uint64_t>(e), 2 * pairs, w);
+    for (size_t j = 0; j < pairs; ++j) {
+      const float u1 = unit_float32(w[2 * j]);
+      r[j] = u1 < 1e-7f ? 1e-7f : u1;
+      t[j] = 6.2831855f * unit_float32(w[2 * j + 1]);
+    }
+    for (size_t j = 0; j < pairs; ++j) r[j] = log_f32(r[j]);
+    for (size_t j = 0; j < pairs; ++j) r[j] = std::sqrt(-2.0f * r[j]);
+    for (size_t j = 0; j < pairs; ++j) sincos_f32(t[j], &sn[j], &cs[j]);
+    for (size_t j = 0; j < pairs; ++j) {
+      store(e + 2 * j, r[j] * sn[j]);
+      if (2 * j + 1 < m) store(e + 2 * j + 1, r[j] * cs[j]);
+    }
   }
 }
 
 template <SimdLevel L>
-void box_muller_f32_piece(const Store32& store, size_t begin, size_t end, const DrawWords& s) {
-  for_each_pair_tile<1>(s, begin, end, [&](size_t i, size_t limit, const uint32_t* w) {
-    float e0, e1;
-    box_muller_f32(w[0], w[1], &e0, &e1);
-    store(i, e0);
-    if (i + 1 < limit) store(i + 1, e1);
-  });
-}
-
-template <SimdLevel L>
 void box_muller_f64_piece(const Store64& store, size_t begin, size_t end, const DrawWords& s) {
-  for_each_pair_tile<2>(s, begin, end, [&](size_t i, size_t limit, const uint32_t* w) {
-    double e0, e1;
-    box_muller_f64(join64(w[0], w[1]), join64(w[2], w[3]), &e0, &e1);
-    store(i, e0);
-    if (i + 1 < limit) store(i + 1, e1);
-  });
+  constexpr size_t kPairs = kTileElements / 2;
+  alignas(64) uint32_t w[2 * kTileElements];
+  alignas(64) double r[kPairs], t[kPairs], sn[kPairs], cs[kPairs];
+  for (size_t e = begin; e < end; e += kTileElements) {
+    const size_t m = std::min(kTileElements, end - e);
+    const size_t pairs = (m + 1) / 2;
+    s.fill<L>(2 * static_cast<uint64_t>(e), 4 * pairs, w);
+    for (size_t j = 0; j < pairs; ++j) {
+      const double u1 = unit_float64(w[4 * j], w[4 * j + 1]);
+      r[j] = u1 < 1e-7 ? 1e-7 : u1;
+      t[j] = 6.283185307179586 * unit_float64(w[4 * j + 2], w[4 * j + 3]);
+    }
+    for (size_t j = 0; j < pairs; ++j) r[j] = std::sqrt(-2.0 * log_f64(r[j]));
+    for (size_t j = 0; j < pairs; ++j) {
+      sn[j] = sin_f64(t[j]);
+      cs[j] = cos_f64(t[j]);
+    }
+    for (size_t j = 0; j < pairs; ++j) {
+      store(e + 2 * j, r[j] * sn[j]);
+      if (2 * j + 1 < m) store(e + 2 * j + 1, r[j] * cs[j]);
+    }
+  }
 }
 
 template <SimdLevel L>
 void truncated_f32_piece(const Store32& store, const TruncParams<float>& t, size_t begin, size_t end,
                          const DrawWords& s) {
+  if (t.method == TruncMethod::kZiggurat) {  // the normal's queued sampler, with bounds
+    ziggurat_f32_piece<L>(store, begin, end, s, ZigguratBounds{t.a, t.b});
+    return;
+  }
   for_each_tile<1, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i) store(e + i, truncated_f32(s.key, s.c, e + i, w[i], t));
   });
@@ -353,7 +414,7 @@ void normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s, NormalMeth
       if (method == NormalMethod::kBoxMuller)
         box_muller_f32_piece<L>(store, b, e, s);
       else
-        ziggurat_f32_piece<L>(store, b, e, s);
+        ziggurat_f32_piece<L>(store, b, e, s, kUnbounded);
     });
   });
 }
