@@ -1,4 +1,4 @@
-"""Uniform float32 and raw uint32 throughput: ascend_rand against its peers, side by side.
+"""Uniform (float32/16/bfloat16/64) and raw uint32 throughput: ascend_rand against its peers.
 
 Run ``python bench/bench_uniform.py [--quick] [--json PATH]`` or
 ``ascend-rand bench [--quick] [--json PATH]`` from a checkout.  Every row is
@@ -38,7 +38,10 @@ H = _load_harness()
 Missing = H.Missing
 SEED = H.SEED
 
-DRAWS = ("uniform float32", "raw uint32")
+DRAWS = ("uniform float32", "uniform float16", "uniform bfloat16", "uniform float64", "raw uint32")
+# The output dtype of each uniform draw.
+UNIFORM = {"uniform float32": "float32", "uniform float16": "float16",
+           "uniform bfloat16": "bfloat16", "uniform float64": "float64"}
 SIZES = (1_000_000, 50_000_000)
 QUICK_SIZES = (1_000_000,)
 FALLBACK_MAX_N = 1_000_000  # the NumPy fallback runs at about 1/4 of numpy's own Philox
@@ -58,20 +61,51 @@ def _ascend(backend, threads):
         gen = ascend_rand.Generator(SEED, backend=backend)
         if threads is not None:
             ascend_rand.set_num_threads(threads)
-        if draw == "uniform float32":
-            out = np.empty(n, np.float32)
-            return "random(out=)", lambda: gen.random(dtype="float32", out=out)
+        if draw in UNIFORM:
+            out = np.empty(n, _np_dtype(UNIFORM[draw]))
+            return "random(out=)", lambda: gen.random(dtype=UNIFORM[draw], out=out)
         out = np.empty(n, np.uint32)
         return "raw(out=)", lambda: gen.raw(dtype="uint32", out=out)
     return make
 
 
+def _np_dtype(name):
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def _numpy_uniform(gen, draw, n):
+    """numpy's uniform in the draw's dtype: random(out=) for float32/float64; the
+    16-bit formats have none, so float32 draws cast (what a numpy user writes)."""
+    name = UNIFORM[draw]
+    if name in ("float32", "float64"):
+        out = np.empty(n, name)
+        return f"random(f{name[5:]}, out=)", lambda: gen.random(dtype=name, out=out)
+    tmp = np.empty(n, np.float32)
+    out = np.empty(n, _np_dtype(name))
+
+    def draw16():
+        gen.random(dtype=np.float32, out=tmp)
+        out[...] = tmp  # the cast into the 16-bit array
+
+    return "random(f32) + cast", draw16
+
+
 def _numpy_philox(draw, n):
     gen = np.random.Generator(np.random.Philox(SEED))
-    if draw == "uniform float32":
-        out = np.empty(n, np.float32)
-        return "random(f32, out=)", lambda: gen.random(dtype=np.float32, out=out)
+    if draw in UNIFORM:
+        return _numpy_uniform(gen, draw, n)
     # n/2 uint64 = n words; integers(0, 2**32, uint32) is about 1.5x slower.
+    return "random_raw(n/2)", lambda: gen.bit_generator.random_raw(n // 2).view(np.uint32)
+
+
+def _numpy_pcg64(draw, n):
+    gen = np.random.Generator(np.random.PCG64(SEED))
+    if draw in UNIFORM:
+        return _numpy_uniform(gen, draw, n)
     return "random_raw(n/2)", lambda: gen.bit_generator.random_raw(n // 2).view(np.uint32)
 
 
@@ -81,9 +115,8 @@ def _randomgen_philox(draw, n):
     except ImportError as exc:
         raise Missing(f"randomgen not installed ({exc})") from None
     gen = np.random.Generator(randomgen.Philox(SEED, number=4, width=32))
-    if draw == "uniform float32":
-        out = np.empty(n, np.float32)
-        return "random(f32, out=)", lambda: gen.random(dtype=np.float32, out=out)
+    if draw in UNIFORM:
+        return _numpy_uniform(gen, draw, n)
     # random_raw gives one 32-bit word per uint64 (twice the bytes) and is no faster.
     return "integers(u32)", lambda: gen.integers(0, 2**32, size=n, dtype=np.uint32)
 
@@ -91,8 +124,8 @@ def _randomgen_philox(draw, n):
 def _torch(draw, n):
     torch = H.import_torch()
     torch.manual_seed(SEED)
-    if draw == "uniform float32":
-        out = torch.empty(n, dtype=torch.float32)
+    if draw in UNIFORM:
+        out = torch.empty(n, dtype=getattr(torch, UNIFORM[draw]))
         return "rand(out=)", lambda: torch.rand(n, out=out)
     # One 64-bit draw per int64 = 2 words; full-range int32 randint spends 64 bits per word.
     out = torch.empty(n // 2, dtype=torch.int64)
@@ -100,7 +133,7 @@ def _torch(draw, n):
 
 
 def _fill(draw, n):
-    out = np.empty(n, np.float32 if draw == "uniform float32" else np.uint32)
+    out = np.empty(n, _np_dtype(UNIFORM[draw]) if draw in UNIFORM else np.uint32)
     return "ndarray.fill", lambda: out.fill(1)
 
 
@@ -111,6 +144,7 @@ def peers(cores):
         ("native", cores, _ascend("native", cores)),
         ("fallback (NumPy)", 1, _ascend("numpy", None)),
         (BASELINE, 1, _numpy_philox),
+        ("numpy PCG64", 1, _numpy_pcg64),
         ("randomgen Philox", 1, _randomgen_philox),
         ("torch (mt19937)", "torch", _torch),
         ("write limit", 1, _fill),

@@ -58,3 +58,26 @@ def test_a_short_buffer_is_refused(name):
         short = np.zeros(draw.words_needed() - 1, dtype=np.uint32)
         with pytest.raises(ValueError, match="words"):
             draw.run(kernels, KEY, COUNTER, words=short)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("scaled", [False, True])
+def test_sixteen_bit_uniform_on_every_low_half(dtype, scaled):
+    """Every value of a word's low 16 bits, through both backends' 16-bit paths."""
+    if not _backends.backends()["native"]["available"]:
+        pytest.skip("native backend unavailable")
+    words = (np.arange(2**16, dtype=np.uint32) * np.uint32(0x9E3779B1)) ^ np.arange(2**16, dtype=np.uint32)
+    words = (words & np.uint32(0xFFFF0000)) | np.arange(2**16, dtype=np.uint32)  # all low halves
+    low, high = (-3.0, 5.0) if scaled else (0.0, 1.0)
+    results = []
+    for backend in ("numpy", "native"):
+        draw = _draws.prepare_uniform(2**16, dtype, low, high, None)
+        results.append(draw.run(_backends.resolve(backend)[1], KEY, COUNTER, words=words).tobytes())
+    assert results[0] == results[1]
+    if not scaled:  # the value is h / 2**m exactly
+        mant = 10 if dtype == "float16" else 7
+        got = np.frombuffer(results[1], dtype=np.uint16)
+        draw = _draws.prepare_uniform(2**16, dtype, 0.0, 1.0, None)
+        values = draw.run(_backends.resolve("native")[1], KEY, COUNTER, words=words).astype(np.float64)
+        assert (values == (np.arange(2**16) % 2**mant) / 2**mant).all()
+        assert got.size == 2**16
