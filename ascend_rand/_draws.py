@@ -5,6 +5,7 @@ then fills it from the stream ``(key, counter)`` on a backend.  Splitting the
 two lets a Generator reserve its offset only for a draw that will happen.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -88,8 +89,16 @@ def _in_dtype(value, name):
     """``value`` rounded to nearest-even in the float dtype ``name``, as a Python float.
 
     16-bit formats use the fallback's own correctly rounded conversion: ml_dtypes
-    rounds float64 -> bfloat16 through float32 (twice).
+    rounds float64 -> bfloat16 through float32 (twice).  Cached: a draw's bounds
+    repeat from call to call, and the 16-bit rounding is a dozen NumPy calls.
+    The key is the exact value, sign of zero included (0.0 == -0.0 as dict keys).
     """
+    return _rounded(float(value).hex(), name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _rounded(value_hex, name):
+    value = float.fromhex(value_hex)
     if name in ("float16", "bfloat16"):
         fmt = _kernels.FORMAT_FLOAT16 if name == "float16" else _kernels.FORMAT_BFLOAT16
         bits = _kernels.round_f64_to_16(np.array([value], dtype=np.float64), fmt)

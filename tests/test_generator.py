@@ -201,3 +201,15 @@ def test_native_unavailable(no_native, kat_rows):
     ctr, key, out = kat_rows[2]
     got = stateless.raw(4, key[0] | key[1] << 32, (ctr[0] | ctr[1] << 32, ctr[2] | ctr[3] << 32))
     assert got.tolist() == list(out)
+
+
+def test_bounds_cache_keeps_the_sign_of_zero():
+    """Rounded parameters are cached; -0.0 and 0.0 must stay distinct (they give different bits)."""
+    from ascend_rand import stateless
+
+    plus = stateless.normal(64, 3, loc=0.0, scale=0.0)
+    minus = stateless.normal(64, 3, loc=-0.0, scale=0.0)
+    assert not np.signbit(plus).any()
+    # z * 0 is -0.0 for negative z, and -0.0 + -0.0 = -0.0
+    assert np.signbit(minus).any()
+    assert not np.signbit(stateless.normal(64, 3, loc=0.0, scale=0.0)).any()
