@@ -21,11 +21,15 @@ with importlib and its ``main(argv)`` is called in this process; every argument
 after ``bench`` other than ``--only`` is passed to each benchmark's own parser
 (``ascend-rand bench --help``).  ``--json PATH`` with several benchmarks writes
 ``PATH`` with ``.uniform`` / ``.distributions`` / ``.mt19937`` inserted before
-the suffix.
+the suffix.  ``--plot PNG`` draws the rows just measured (every benchmark run,
+one panel per draw, G samples/s against n) with ``plot()`` of
+``bench/plot_throughput.py``, found and loaded like the benchmark files
+(it needs matplotlib; checked before anything runs).
 
 Exit codes: 0 success; 1 a correctness check failed (``demo``) or the
-benchmark asked for ``--check-target`` and missed one; 2 a usage error, or a
-benchmark file was not found.
+benchmark asked for ``--check-target`` and missed one; 2 a usage error, a
+benchmark file was not found, or ``--plot`` could not load
+``plot_throughput.py`` / matplotlib or write its picture.
 """
 
 import argparse
@@ -51,7 +55,11 @@ def _bench_file(name):
 
 def bench_candidates(name="uniform"):
     """Paths tried for ``bench/bench_<name>.py``, in order; only ``$ASCEND_RAND_BENCH`` when set."""
-    filename = _bench_file(name)
+    return _candidates(_bench_file(name))
+
+
+def _candidates(filename):
+    """Paths tried for ``bench/<filename>``, in order (see the module docstring)."""
     env = os.environ.get(BENCH_ENV)
     if env:
         path = Path(env).expanduser()
@@ -65,16 +73,28 @@ def bench_candidates(name="uniform"):
 
 
 def find_bench_file(name="uniform"):
-    candidates = bench_candidates(name)
+    return _find(_bench_file(name))
+
+
+def _find(filename):
+    candidates = _candidates(filename)
     for path in candidates:
         if path.is_file():
             return path
     tried = "\n  ".join(str(p) for p in candidates[:4]) + ("\n  ..." if len(candidates) > 4 else "")
     raise BenchNotFoundError(
-        f"{BENCH_DIR / _bench_file(name)} not found; it ships with the source checkout, not the "
+        f"{BENCH_DIR / filename} not found; it ships with the source checkout, not the "
         f"installed package. Run from the repository, or set {BENCH_ENV} to the checkout or its "
         f"bench/ folder.\nTried:\n  {tried}"
     )
+
+
+def _load(filename, module_name):
+    path = _find(filename)
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def load_bench(name="uniform"):
@@ -82,11 +102,18 @@ def load_bench(name="uniform"):
 
     Raises BenchNotFoundError.
     """
-    path = find_bench_file(name)
-    spec = importlib.util.spec_from_file_location(f"ascend_rand_bench_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _load(_bench_file(name), f"ascend_rand_bench_{name}")
+
+
+PLOT_FILE = "plot_throughput.py"
+
+
+def load_plotter():
+    """``bench/plot_throughput.py``, found and loaded like the benchmark files.
+
+    Raises BenchNotFoundError, or ImportError without matplotlib.
+    """
+    return _load(PLOT_FILE, "ascend_rand_bench_plot_throughput")
 
 
 def _bench_parser():
@@ -95,6 +122,7 @@ def _bench_parser():
     parser.add_argument("-h", "--help", action="store_true")
     parser.add_argument("--only")  # checked by _full_bench_parser
     parser.add_argument("--json", metavar="PATH")
+    parser.add_argument("--plot", metavar="PNG")
     return parser
 
 
@@ -111,6 +139,9 @@ def _full_bench_parser(module, uniform):
                "'.distributions' and '.mt19937' inserted before the suffix.",
     )
     parser.add_argument("--only", choices=BENCHES, help="run one benchmark")
+    parser.add_argument("--plot", metavar="PNG",
+                        help="also plot the rows measured (G samples/s against n, one panel "
+                             "per draw) to PNG with bench/plot_throughput.py (needs matplotlib)")
     module.H.add_arguments(parser, even_sizes=uniform)
     return parser
 
@@ -120,6 +151,47 @@ def _json_path(path, name, both):
         return path
     p = Path(path)
     return str(p.with_name(f"{p.stem}.{name}{p.suffix or '.json'}"))
+
+
+def _capture_results(module, name, sink):
+    """Make ``module.main`` also append ``(name, results dict it measured)`` to ``sink``.
+
+    Every benchmark's ``main`` calls its module's ``run`` and prints / writes what
+    it returns; wrapping ``run`` on this freshly loaded module keeps those rows.
+    """
+    run = module.run
+
+    def run_and_keep(*args, **kwargs):
+        results = run(*args, **kwargs)
+        sink.append((name, results))
+        return results
+
+    module.run = run_and_keep
+
+
+def _plot_rows(measured):
+    """The timed rows of every (benchmark name, results) measured, for plot().
+
+    A draw named alike by two benchmarks (the uniform benchmark's Philox
+    "uniform float64" and the MT19937 benchmark's) would share a panel and mix
+    its rows; the later benchmark's is renamed "<draw> (<benchmark>)".
+    """
+    rows, owner = [], {}
+    for name, results in measured:
+        for r in results["rows"]:
+            if not r.get("gsps"):
+                continue
+            draw = r["draw"]
+            if owner.setdefault(draw, name) != name:
+                draw = f"{draw} ({name})"
+            rows.append({**r, "draw": draw})
+    return rows
+
+
+def _plot_title(results):
+    m = results[0]["machine"]
+    commit = f", {m['git_commit']}" if m.get("git_commit") else ""
+    return f"ascend-rand bench: {m['cpu']}, {m['cores']} cores{commit}, {m['time_utc'][:10]}"
 
 
 def _cmd_bench(args):
@@ -132,14 +204,31 @@ def _cmd_bench(args):
         return 2
     # Check every option before anything runs (prints the help and exits 0 for -h).
     _full_bench_parser(modules[0][1], "uniform" in names).parse_args(args.bench_args)
+    plotter, measured = None, []
+    if own.plot:  # found and importable before minutes of measuring
+        try:
+            plotter = load_plotter()
+        except (BenchNotFoundError, ImportError) as exc:
+            print(f"ascend-rand bench: error: --plot: {exc}", file=sys.stderr)
+            return 2
     status = 0
     for i, (name, module) in enumerate(modules):
         argv = list(rest)
         if own.json:
             argv += ["--json", _json_path(own.json, name, len(modules) > 1)]
+        if plotter is not None:
+            _capture_results(module, name, measured)
         if len(modules) > 1:
             print(("\n" if i else "") + f"== {name} (bench/bench_{name}.py)", flush=True)
         status = max(status, module.main(argv, prog=f"ascend-rand bench --only {name}"))
+    if plotter is not None:
+        title = _plot_title([results for _, results in measured]) if measured else None
+        try:
+            path = plotter.plot(_plot_rows(measured), own.plot, title=title)
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"ascend-rand bench: error: --plot: {exc}", file=sys.stderr)
+            return 2
+        print(f"plot written to {path}")
     return status
 
 

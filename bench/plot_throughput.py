@@ -5,7 +5,11 @@
 One panel per kind of draw (the JSON rows' ``draw``), one line per
 implementation and thread count, G samples/s on a log-log scale.  Run the
 benchmarks with several sizes to get curves, e.g.
-``ascend-rand bench --sizes 1e4,1e5,1e6,1e7,5e7 --json bench/results/run``.
+``ascend-rand bench --sizes 1e4,1e5,1e6,1e7,5e7 --json bench/results/run``;
+``ascend-rand bench ... --plot PNG`` calls ``plot()`` on the rows it has just
+measured.  Rows of different files merge by draw name, so give files of one
+benchmark per draw (the MT19937 benchmark's "uniform float64" is not the
+uniform benchmark's; ``ascend-rand bench --plot`` renames it).
 """
 
 import argparse
@@ -18,6 +22,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 
 def load_rows(paths):
@@ -29,38 +34,53 @@ def load_rows(paths):
 
 
 def plot(rows, out, title=None):
-    draws = sorted({r["draw"] for r in rows})
+    """One panel per draw (in the rows' order); where several rows share a draw,
+    implementation, thread count and n (the same size in two files), the last wins.
+
+    Colours follow the rows' order of implementations in each panel (the
+    benchmarks list them in the same order, so ascend_rand's main row is blue
+    throughout); a solid line is 1 thread, a dashed one more; ascend_rand's
+    rows (``native...``) have round markers.  The legend sits under its panel.
+    """
+    draws = list(dict.fromkeys(r["draw"] for r in rows))
     if not draws:
         raise ValueError("no timed rows in the given results")
-    cols = min(3, len(draws))
+    palette = plt.get_cmap("tab10").colors
+    cols = min(2, len(draws))
     nrows = math.ceil(len(draws) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.9 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, cols, figsize=(6.4 * cols, 5.0 * nrows), squeeze=False,
+                             layout="constrained")
     for ax, draw in zip(axes.flat, draws):
         lines = {}
         for r in rows:
             if r["draw"] == draw:
-                label = f"{r['peer']} ({r['threads']} thr)"
-                lines.setdefault(label, []).append((r["n"], r["gsps"]))
-        for label, points in sorted(lines.items()):
-            points.sort()
-            xs, ys = zip(*points)
-            style = "-o" if label.startswith("native") else "--s"
-            ax.plot(xs, ys, style, ms=3, lw=1.2, label=label)
+                lines.setdefault((r["peer"], r["threads"]), {})[r["n"]] = r["gsps"]
+        peers = list(dict.fromkeys(peer for peer, _ in lines))
+        for (peer, threads), points in lines.items():
+            xs, ys = zip(*sorted(points.items()))
+            native = peer.startswith("native")
+            colour = palette[peers.index(peer) % len(palette)]
+            ax.plot(xs, ys, color=colour, ls="-" if threads == 1 else "--",
+                    marker="o" if native else "s", ms=3.5 if native else 2.5,
+                    lw=1.6 if native else 1.0, label=f"{peer}, {threads} thr")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("elements per draw")
+        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xlabel("elements per draw (n)")
         ax.set_ylabel("G samples/s")
-        ax.set_title(draw, fontsize=10)
+        ax.set_title(draw, fontsize=11)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6.5, loc="best")
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3,
+                  frameon=False, columnspacing=1.2, handlelength=2.6)
     for ax in list(axes.flat)[len(draws):]:
         ax.axis("off")
     if title:
-        fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
+        fig.suptitle(title, fontsize=12)
     out = pathlib.Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
 
