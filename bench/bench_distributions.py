@@ -15,7 +15,6 @@ current Philox kernel.  docs/performance.md explains the rows.
 """
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -25,21 +24,12 @@ import ascend_rand
 from ascend_rand import stateless
 
 
-def _load_harness():
-    """bench/_harness.py, loaded by path (this file runs as a script or via importlib)."""
-    path = Path(__file__).resolve().with_name("_harness.py")
-    name = "_ascend_rand_bench_harness"
-    module = sys.modules.get(name)
-    if module is not None and Path(module.__file__).resolve() == path:
-        return module
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-H = _load_harness()
+# bench/ is a folder of scripts, not a package: the shared harness is imported
+# from this file's folder, whether it runs as a script or the CLI loads it.
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+import _harness as H  # noqa: E402
 Missing = H.Missing
 SEED = H.SEED
 COUNTER = (0, 7)

@@ -26,7 +26,6 @@ that cost is in every row but std::mt19937's, which fills a reused buffer.
 """
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -42,21 +41,12 @@ import numpy as np
 import ascend_rand
 
 
-def _load_harness():
-    """bench/_harness.py, loaded by path (this file runs as a script or via importlib)."""
-    path = Path(__file__).resolve().with_name("_harness.py")
-    name = "_ascend_rand_bench_harness"
-    module = sys.modules.get(name)
-    if module is not None and Path(module.__file__).resolve() == path:
-        return module
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-H = _load_harness()
+# bench/ is a folder of scripts, not a package: the shared harness is imported
+# from this file's folder, whether it runs as a script or the CLI loads it.
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+import _harness as H  # noqa: E402
 Missing = H.Missing
 SEED = H.SEED  # < 2**32: an init_genrand seed, the same for std::mt19937 and numpy's legacy seeding
 
