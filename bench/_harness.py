@@ -290,9 +290,13 @@ def progress(text):
     print(f"\r\033[K{text}", end="", file=sys.stderr, flush=True)
 
 
-def main(build_parser, run, argv=None, prog=None):
+def main(build_parser, run, argv=None, prog=None, show=None, to_markdown=None):
     """A benchmark's command line: parse ``argv`` with ``build_parser(prog)``, call
-    ``run(quick=, sizes=, log=)``, print the tables, write JSON; returns the exit code."""
+    ``run(quick=, sizes=, log=)``, print the tables (``show``, default
+    ``print_results``; ``to_markdown``, default ``markdown``), write JSON;
+    returns the exit code."""
+    show = show or print_results
+    to_markdown = to_markdown or markdown
     args = build_parser(prog).parse_args(argv)
     started = time.perf_counter()
     tty = sys.stderr.isatty()
@@ -300,9 +304,9 @@ def main(build_parser, run, argv=None, prog=None):
     if tty:
         progress("")
     results["wall_s"] = round(time.perf_counter() - started, 1)
-    print_results(results)
+    show(results)
     if args.markdown:
-        print(markdown(results))
+        print(to_markdown(results))
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -26,14 +26,12 @@ that cost is in every row but std::mt19937's, which fills a reused buffer.
 """
 
 import argparse
-import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -546,24 +544,8 @@ def build_parser(prog=None):
 
 
 def main(argv=None, prog=None):
-    """As bench/_harness.py's ``main``, with this benchmark's own tables."""
-    args = build_parser(prog).parse_args(argv)
-    started = time.perf_counter()
-    tty = sys.stderr.isatty()
-    results = run(quick=args.quick, sizes=args.sizes, log=H.progress if tty else None)
-    if tty:
-        H.progress("")
-    results["wall_s"] = round(time.perf_counter() - started, 1)
-    print_results(results)
-    if args.markdown:
-        print(markdown(results))
-    if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(results, indent=2) + "\n")
-        print(f"results written to {path}")
-    missed = not all(t["met"] for t in results["targets"])
-    return 1 if args.check_target and missed else 0
+    """bench/_harness.py's ``main``, with this benchmark's own tables."""
+    return H.main(build_parser, run, argv, prog, show=print_results, to_markdown=markdown)
 
 
 if __name__ == "__main__":
