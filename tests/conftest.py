@@ -8,6 +8,7 @@ library, so a bit-exact match against it means something.
 
 import math
 import os
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -19,6 +20,10 @@ import ascend_rand
 from ascend_rand import _backends
 
 DATA = Path(__file__).parent / "data"
+# Shared reference modules (tests/data/*.py) import by name in every test file;
+# the suite's importlib mode would otherwise keep test files from sharing code.
+if str(DATA) not in sys.path:
+    sys.path.insert(0, str(DATA))
 U128 = 1 << 128
 MASK32 = 0xFFFFFFFF
 

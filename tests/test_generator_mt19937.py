@@ -9,8 +9,6 @@ no code with the library's kernels.
 """
 
 import hashlib
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
@@ -19,10 +17,7 @@ import ascend_rand as ar
 from ascend_rand.fallback import detmath
 
 
-_spec = importlib.util.spec_from_file_location(
-    "normal_reference", pathlib.Path(__file__).parent / "data" / "normal_reference.py")
-nref = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(nref)
+import normal_reference as nref  # noqa: E402  (tests/data, put on sys.path by conftest)
 
 SEEDS = [5489, 0, 2**32 - 1, [1, 2, 3], [0x12345678, 0x9ABCDEF0, 7, 8, 9]]
 

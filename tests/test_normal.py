@@ -12,12 +12,9 @@
 5. Bad input, empty shapes, scalars.
 """
 
-import importlib.util
 import math
-import sys
 from collections import Counter
 from functools import lru_cache
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -31,20 +28,7 @@ import ascend_rand
 from ascend_rand import Generator, stateless
 
 
-def _load_reference():
-    """tests/data/normal_reference.py, shared with test_truncated_normal.py (loaded once)."""
-    name = "_ascend_rand_normal_reference"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).parent / "data" / "normal_reference.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-nr = _load_reference()
+import normal_reference as nr  # noqa: E402  (tests/data, put on sys.path by conftest)
 
 M64 = (1 << 64) - 1
 FLOATS = ["float32", "float16", "bfloat16", "float64"]

@@ -9,11 +9,8 @@
 - Bad bounds, infinite bounds, native == numpy, thread counts.
 """
 
-import importlib.util
 import math
-import sys
 from functools import lru_cache
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -27,19 +24,7 @@ from ascend_rand import Generator, _draws, stateless
 from ascend_rand.fallback import detmath
 
 
-def _load_reference():
-    name = "_ascend_rand_normal_reference"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).parent / "data" / "normal_reference.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-nr = _load_reference()
+import normal_reference as nr  # noqa: E402  (tests/data, put on sys.path by conftest)
 
 M64 = (1 << 64) - 1
 INF = math.inf

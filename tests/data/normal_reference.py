@@ -1,8 +1,9 @@
 """Independent per-element reference for the normal distributions (docs/spec.md).
 
-Shared by tests/test_normal.py and tests/test_truncated_normal.py, which load it
-by path (the suite runs with ``--import-mode=importlib``, so tests cannot
-import each other).  Written from the spec text alone, one element at a time,
+Shared by tests/test_normal.py, tests/test_truncated_normal.py and
+tests/test_generator_mt19937.py, which import it by name (tests/conftest.py puts
+tests/data on sys.path; the suite's importlib mode keeps test files from
+importing each other).  Written from the spec text alone, one element at a time,
 in plain Python floats (float64) and NumPy float32 *scalars* (each operation
 one IEEE float32 operation): it shares no code with fallback/normal.py or
 csrc/normal.h.  What it does take from the library:
