@@ -94,6 +94,14 @@ def thread_settings(n):
             torch.set_num_threads(torch_saved)
 
 
+class Timed:
+    """A make() result timed elsewhere (e.g. inside a compiled peer program): ``measure``
+    takes its median seconds and call count as they are."""
+
+    def __init__(self, seconds, reps):
+        self.seconds, self.reps = seconds, reps
+
+
 def measure(draws, sizes, peers_for, reps, budget_s, torch_threads, log=None):
     """Rows for every (draw, n, peer), in that order.
 
@@ -117,7 +125,10 @@ def measure(draws, sizes, peers_for, reps, budget_s, torch_threads, log=None):
                 row["method"], fn = made
                 if log:
                     log(f"{draw} n={n:.0e} {name} ({row['threads']} thr)")
-                seconds, count = time_call(fn, reps, budget_s)
+                if isinstance(fn, Timed):
+                    seconds, count = fn.seconds, fn.reps
+                else:
+                    seconds, count = time_call(fn, reps, budget_s)
                 del made, fn  # release the output buffers before the next case
                 rows.append({**row, "seconds": seconds, "reps": count, "gsps": n / seconds / 1e9})
     return rows

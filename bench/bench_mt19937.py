@@ -207,13 +207,6 @@ class StdMt:
             self._exes = {}
 
 
-class _Timed:
-    """A make() result whose timing the program did itself: ``measure_rows`` takes it as is."""
-
-    def __init__(self, seconds, reps):
-        self.seconds, self.reps = seconds, reps
-
-
 # -- throughput peers: make(draw, n) returns (method, callable), None to skip, or raises --------
 
 def _available(backend):
@@ -273,7 +266,7 @@ def _numpy_generator(draw, n):
 
 def _std(stdmt, flags, reps, budget_s):
     def make(draw, n):
-        return "fill n words, reused buffer", _Timed(*stdmt.time(flags, "fill", n, reps,
+        return "fill n words, reused buffer", H.Timed(*stdmt.time(flags, "fill", n, reps,
                                                                 budget_s))
     return make
 
@@ -296,32 +289,6 @@ def peers_for(draw, cores, stdmt, reps, budget_s):
     return rows
 
 
-def measure_rows(sizes, cores, stdmt, reps, budget_s, log):
-    """The harness's ``measure`` loop, also taking timings made elsewhere (``_Timed``)."""
-    rows = []
-    for draw in DRAWS:
-        for n in sizes:
-            for name, threads, make in peers_for(draw, cores, stdmt, reps, budget_s):
-                row = {"draw": draw, "n": n, "peer": name, "threads": threads}
-                if log:
-                    log(f"{draw} n={n:.0e} {name} ({threads} thr)")
-                try:
-                    made = make(draw, n)
-                except Missing as exc:
-                    rows.append({**row, "missing": str(exc)})
-                    continue
-                if made is None:
-                    continue
-                row["method"], fn = made
-                if isinstance(fn, _Timed):
-                    seconds, count = fn.seconds, fn.reps
-                else:
-                    seconds, count = H.time_call(fn, reps, budget_s)
-                del made, fn  # release the output buffers before the next case
-                rows.append({**row, "seconds": seconds, "reps": count, "gsps": n / seconds / 1e9})
-    return rows
-
-
 # -- jumps: advance(n) and building 16 streams -------------------------------------------------
 
 def _cold():
@@ -336,7 +303,7 @@ def _cold():
 
 
 def _jump_cases(stdmt, reps, budget_s):
-    """(operation, implementation, threads, call, make) where make() -> callable or _Timed."""
+    """(operation, implementation, threads, call, make) where make() -> callable or H.Timed."""
     cases = []
     for label, n in ADVANCE_NS:
         for backend, name in (("native", "native"), ("numpy", "fallback (NumPy)")):
@@ -352,7 +319,7 @@ def _jump_cases(stdmt, reps, budget_s):
         if n == 1 << 20:
             flags = STD_BUILDS[-1]
             cases.append((f"advance({label})", f"{STD} ({flags})", 1, "discard(n), O(n)",
-                          lambda n=n, flags=flags: _Timed(*stdmt.time(flags, "discard", n, reps,
+                          lambda n=n, flags=flags: H.Timed(*stdmt.time(flags, "discard", n, reps,
                                                                       budget_s))))
     build = f"{STREAMS} streams"
     for backend, name in (("native", "native"), ("numpy", "fallback (NumPy)")):
@@ -405,7 +372,7 @@ def measure_jumps(stdmt, reps, budget_s, log):
         except Missing as exc:
             rows.append({**row, "missing": str(exc)})
             continue
-        if isinstance(fn, _Timed):
+        if isinstance(fn, H.Timed):
             seconds, count = fn.seconds, fn.reps
         else:
             seconds, count = H.time_call(fn, reps, budget_s)
@@ -430,7 +397,9 @@ def run(quick=False, sizes=None, reps=None, budget_s=None, log=None):
     stdmt = StdMt()
     try:
         with H.thread_settings(cores) as torch_threads:
-            rows = measure_rows(sizes, cores, stdmt, reps, budget_s, log)
+            rows = H.measure(DRAWS, sizes,
+                             lambda draw: peers_for(draw, cores, stdmt, reps, budget_s),
+                             reps, budget_s, None, log)
             jumps = measure_jumps(stdmt, jump_reps, jump_budget, log)
     finally:
         stdmt.close()
