@@ -67,7 +67,7 @@ class OptionalBuildExt(build_ext):
 
 
 setup(
-    packages=["ascend_rand", "ascend_rand.fallback"],
+    packages=["ascend_rand", "ascend_rand.benchmarks", "ascend_rand.fallback"],
     package_dir={"ascend_rand": "ascend_rand", "ascend_rand.fallback": "fallback"},
     ext_modules=ext_modules,
     cmdclass={"build_ext": OptionalBuildExt},

@@ -7,22 +7,23 @@
 4. TensorFlow layout: ``StatelessRandomUniformV2(alg=1)`` equals ``stateless.uniform``
    (float32, bfloat16, counter carry, 128-bit wrap), live when tensorflow is
    importable, else against ``TF_OUTPUTS`` below, recorded from TensorFlow;
-5. the quick benchmark (bench/bench_uniform.py, plus one normal row and one
-   packed dropout mask row from bench/bench_distributions.py, when the checkout
-   is reachable; else a minimal native-vs-numpy timing of the same draws).
+5. a quick throughput table (``ascend_rand.benchmarks``: the uniform benchmark
+   with --quick, plus one normal row and one packed dropout mask row from the
+   distributions benchmark).
 
-``main()`` returns 1 when any check in 2-4 fails (the benchmark never fails it).
+``main()`` returns 1 when any check in 2-4 fails, else 0: the throughput is
+shown, never judged (the speed targets are ``ascend-rand bench
+--check-target``'s).
 """
 
 import contextlib
 import hashlib
 import os
 import sys
-import time
 
 import numpy as np
 
-from . import Generator, backends, get_num_threads, set_num_threads, stateless
+from . import Generator, backends, benchmarks, get_num_threads, set_num_threads, stateless
 
 # Random123 kat_vectors, Philox4x32-10 (docs/spec.md section 1): (ctr c0..c3, key k0 k1, out).
 KNOWN_ANSWERS = (
@@ -252,75 +253,16 @@ def distributions(rows, names, tf):
         _check(rows, "MT19937 jump", b, jump)
 
 
-def benchmark(printer):
-    from .cli import BenchNotFoundError, load_bench
+def benchmark():
+    """The uniform benchmark with --quick, plus its one-thread normal and mask rows.
 
-    try:
-        bench = load_bench()
-    except BenchNotFoundError:
-        printer.line("bench/bench_uniform.py not found (installed without the checkout): "
-                     "minimal timing, 1e6 elements", style="yellow")
-    else:
-        results = bench.run(quick=True)
-        try:
-            dist = load_bench("distributions")
-        except BenchNotFoundError:
-            printer.line("bench/bench_distributions.py not found: uniform rows only",
-                         style="yellow")
-        else:  # one normal row and one mask row, in the same table
-            extra = dist.demo_results()
-            results["rows"] += extra["rows"]
-            results["targets"] = results.get("targets", [results["target"]]) + extra["targets"]
-            results["captions"] = {**results.get("captions", {}), **extra["captions"]}
-        bench.print_results(results)
-        return
-    out = np.empty(1_000_000, np.float32)
-    peers = [("numpy Generator(Philox)", np.random.Generator(np.random.Philox(1)))]
-    peers += [(f"ascend_rand {b} ({get_num_threads() if b == 'native' else 1} thr)",
-               Generator(1, backend=b)) for b in _available()]
-    rows = []
-    for label, gen in peers:
-        gen.random(dtype=np.float32, out=out)
-        times = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            gen.random(dtype=np.float32, out=out)
-            times.append(time.perf_counter() - t0)
-        rows.append((label, out.size / sorted(times)[2] / 1e9))
-    for label, gsps in rows:
-        printer.line(f"  {label:28} {gsps:7.3f} G samples/s  {gsps / rows[0][1]:6.2f}x numpy")
-    if "native" not in _available():
-        return
-    n = out.size
-    mask = np.empty((n + 127) // 128 * 16, np.uint8)
-    pcg = np.random.Generator(np.random.PCG64(1))
-    bits = np.empty(n, np.bool_)
-
-    def numpy_mask():
-        pcg.random(dtype=np.float32, out=out)
-        np.less(out, np.float32(0.9), out=bits)
-        np.packbits(bits, bitorder="little")
-
-    threads = get_num_threads()
-    pairs = ((f"native normal ({threads} thr)", "numpy PCG64 normal",
-              lambda: stateless.normal((n,), 1, out=out, backend="native"),
-              lambda: pcg.standard_normal(dtype=np.float32, out=out)),
-             (f"native mask bits ({threads} thr)", "numpy <keep+packbits",
-              lambda: stateless.dropout_mask((n,), 0.1, 1, out=mask, backend="native"),
-              numpy_mask))
-    for what, base, ours, theirs in pairs:
-        mine, ref = (n / _median_seconds(f) / 1e9 for f in (ours, theirs))
-        printer.line(f"  {what:28} {mine:7.3f} G samples/s  {mine / ref:6.2f}x {base}")
-
-
-def _median_seconds(fn, reps=5):
-    fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[reps // 2]
+    Throughput only: the speed targets are ``ascend-rand bench --check-target``'s.
+    """
+    results = benchmarks.uniform.run(quick=True)
+    extra = benchmarks.distributions.demo_results()
+    results["rows"] += extra["rows"]
+    results["captions"] = {**results.get("captions", {}), **extra["captions"]}
+    benchmarks.uniform.print_results(results)
 
 
 def _available():
@@ -348,8 +290,8 @@ def main(run_bench=True):
     else:
         printer.line(f"all {len(rows)} checks passed", style="green")
     if run_bench:
-        printer.rule("quick benchmark")
-        benchmark(printer)
+        printer.rule("quick throughput (ascend-rand bench --quick for every row)")
+        benchmark()
     return 1 if failed else 0
 
 

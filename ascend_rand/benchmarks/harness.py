@@ -1,10 +1,9 @@
-"""Shared machinery of the benchmarks in bench/: timing, machine report, tables, JSON, CLI.
+"""Shared machinery of the benchmarks: timing, machine report, tables, targets.
 
-Each benchmark module (bench_uniform.py, bench_distributions.py) defines its
+Each benchmark module (uniform.py, distributions.py, mt19937.py) defines its
 draws, its peers and its targets, and calls ``measure`` / ``print_results`` /
-``markdown`` / ``main`` from here.  This file is loaded by path (the benchmark
-files are run as scripts or loaded with importlib by ``ascend-rand bench``),
-so it imports nothing from bench/ itself.
+``markdown`` from here; ``ascend-rand bench`` (the package's ``main``) prints
+every benchmark's targets with ``print_targets``.
 
 Rows are dicts: ``draw``, ``n``, ``peer``, ``threads``, then either ``missing``
 (why the peer could not run) or ``method``, ``seconds`` (median), ``reps``
@@ -14,7 +13,6 @@ Rows are dicts: ``draw``, ``n``, ``peer``, ``threads``, then either ``missing``
 
 import argparse
 import contextlib
-import json
 import os
 import platform
 import statistics
@@ -153,6 +151,26 @@ def find_row(rows, draw, peer, threads, n):
     return None
 
 
+def git_commit():
+    """``git describe --dirty`` of the checkout the measured code runs from, or None.
+
+    Only where this file is tracked (an editable install): an installed copy may
+    sit in a virtual environment inside some checkout, whose commit says nothing
+    about the code measured.
+    """
+    here = Path(__file__).resolve()
+    try:
+        tracked = subprocess.run(["git", "ls-files", "--error-unmatch", here.name],
+                                 capture_output=True, cwd=here.parent, timeout=5)
+        if tracked.returncode != 0:
+            return None
+        commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
+                                text=True, cwd=here.parent, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit or None
+
+
 def machine_info():
     cpu = platform.processor() or "unknown"
     try:
@@ -169,13 +187,8 @@ def machine_info():
             versions[name] = __import__(name).__version__
         except ImportError:
             versions[name] = None
-    try:
-        commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
-                                text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        commit = ""
     return {"cpu": cpu, "cores": cores(), "cpu_count": os.cpu_count(), "versions": versions,
-            "backends": ascend_rand.backends(), "git_commit": commit or None,
+            "backends": ascend_rand.backends(), "git_commit": git_commit(),
             "time_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
@@ -205,12 +218,23 @@ def sections(results):
     return {draw: list(by_n.values()) for draw, by_n in out.items()}
 
 
-def verdict(target):
+def measured(target):
+    """What a target's row measured, in words; None when it was not measured (a missing peer)."""
+    if "limit_ms" in target:  # a time limit (the MT19937 benchmark's advance(n))
+        if target["ms"] is None:
+            return None
+        return f"slowest {target['ms']:.2f} ms, {target['operation']}"
     if target["ratio"] is None:
-        return f"target: {target['text']}: not measured"
-    met = "MET" if target["met"] else "NOT MET"
+        return None
     note = f" ({target['note']})" if target.get("note") else ""
-    return f"target: {target['text']}: {target['ratio']:.2f}x at n = {_n(target['n'])}, {met}{note}"
+    return f"{target['ratio']:.2f}x at n = {_n(target['n'])}{note}"
+
+
+def verdict(target):
+    got = measured(target)
+    if got is None:
+        return f"target: {target['text']}: not measured"
+    return f"target: {target['text']}: {got}, {'MET' if target['met'] else 'NOT MET'}"
 
 
 def title(results):
@@ -242,8 +266,6 @@ def print_results(results, file=None):
             print(draw + (f" ({captions[draw]})" if draw in captions else ""), file=out)
             for row in (row for rows in groups for row in rows):
                 print("  " + " | ".join(row), file=out)
-        for t in results["targets"]:
-            print(verdict(t), file=out)
         return
     console = Console(file=file)
     if not console.is_terminal:
@@ -261,67 +283,59 @@ def print_results(results, file=None):
         console.print(table)
         if caption:
             console.print()
-    for t in results["targets"]:
-        style = "green" if t["met"] else "red"
-        console.print(f"[{style}]{verdict(t)}[/{style}]", highlight=False)
+
+
+TARGET_COLUMNS = ("benchmark", "target", "measured", "result")
+
+
+def target_cells(name, target):
+    got = measured(target)
+    result = "not measured" if got is None else "MET" if target["met"] else "NOT MET"
+    return (name, target["text"], got or "-", result)
+
+
+def print_targets(measured_results, file=None):
+    """The documented targets of every (benchmark name, results) run, in one table.
+
+    A target whose row could not be measured (its peer missing) is not met.
+    """
+    rows = [target_cells(name, t) for name, results in measured_results
+            for t in results["targets"]]
+    try:
+        from rich import box
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        out = file or sys.stdout
+        print("targets (docs/performance.md)", file=out)
+        for row in rows:
+            print("  " + " | ".join(row), file=out)
+        return
+    console = Console(file=file)
+    if not console.is_terminal:
+        console.width = max(console.width, 120)
+    table = Table(title="targets (docs/performance.md)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    for c in TARGET_COLUMNS:
+        table.add_column(c)
+    for row in rows:
+        style = "green" if row[-1] == "MET" else "red"
+        table.add_row(*row[:-1], f"[{style}]{row[-1]}[/{style}]")
+    console.print(table)
 
 
 # -- command line -----------------------------------------------------------------------------
 
-def sizes_type(even):
-    """--sizes parser: comma-separated counts (even ones when ``even``)."""
-    def parse(text):
-        try:
-            sizes = [int(float(x)) for x in text.split(",")]
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
-        least = 2 if even else 1
-        if not sizes or min(sizes) < least or (even and any(n % 2 for n in sizes)):
-            need = "even and >= 2" if even else ">= 1"
-            raise argparse.ArgumentTypeError(f"sizes must be {need}, got {text!r}")
-        return sizes
-    return parse
-
-
-def add_arguments(parser, even_sizes=False):
-    """The options every benchmark takes (``ascend-rand bench`` passes them through)."""
-    parser.add_argument("--quick", action="store_true", help="1e6 elements only, a few seconds")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    parser.add_argument("--sizes", type=sizes_type(even_sizes),
-                        help="comma-separated element counts" + (" (even)" if even_sizes else "")
-                        + " (default 1e6,5e7; --quick: 1e6)")
-    parser.add_argument("--markdown", action="store_true",
-                        help="also print the table as markdown (for docs/performance.md)")
-    parser.add_argument("--check-target", action="store_true",
-                        help="exit 1 when a target is not met")
-    return parser
+def sizes(text):
+    """--sizes parser: comma-separated element counts, each >= 1."""
+    try:
+        counts = [int(float(x)) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
+    if min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"sizes must be >= 1, got {text!r}")
+    return counts
 
 
 def progress(text):
     print(f"\r\033[K{text}", end="", file=sys.stderr, flush=True)
-
-
-def main(build_parser, run, argv=None, prog=None, show=None, to_markdown=None):
-    """A benchmark's command line: parse ``argv`` with ``build_parser(prog)``, call
-    ``run(quick=, sizes=, log=)``, print the tables (``show``, default
-    ``print_results``; ``to_markdown``, default ``markdown``), write JSON;
-    returns the exit code."""
-    show = show or print_results
-    to_markdown = to_markdown or markdown
-    args = build_parser(prog).parse_args(argv)
-    started = time.perf_counter()
-    tty = sys.stderr.isatty()
-    results = run(quick=args.quick, sizes=args.sizes, log=progress if tty else None)
-    if tty:
-        progress("")
-    results["wall_s"] = round(time.perf_counter() - started, 1)
-    show(results)
-    if args.markdown:
-        print(to_markdown(results))
-    if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(results, indent=2) + "\n")
-        print(f"results written to {path}")
-    missed = not all(t["met"] for t in results["targets"])
-    return 1 if args.check_target and missed else 0

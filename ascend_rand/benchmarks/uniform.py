@@ -1,8 +1,7 @@
 """Uniform (float32/16/bfloat16/64) and raw uint32 throughput: ascend_rand against its peers.
 
-Run ``python bench/bench_uniform.py [--quick] [--json PATH]`` or
-``ascend-rand bench [--quick] [--json PATH]`` from a checkout.  Every row is
-measured in this one process: output preallocated where the peer accepts
+Run with ``ascend-rand bench --only uniform [--quick] [--json PATH]``.  Every
+row is measured in this one process: output preallocated where the peer accepts
 ``out=``, one warm-up call, then the median of several timed calls, each case
 bounded in time.  The figure of merit is the ratio to numpy's
 ``Generator(Philox)`` measured alongside, never an absolute time (the machines
@@ -10,21 +9,11 @@ are shared).  Missing peers are reported, not fatal.  Each raw uint32 peer uses
 its fastest call yielding n 32-bit words; docs/performance.md says which and why.
 """
 
-import argparse
-import sys
-from pathlib import Path
-
 import numpy as np
 
 import ascend_rand
 
-
-# bench/ is a folder of scripts, not a package: the shared harness is imported
-# from this file's folder, whether it runs as a script or the CLI loads it.
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-import _harness as H  # noqa: E402
+from . import harness as H
 Missing = H.Missing
 SEED = H.SEED
 
@@ -153,10 +142,8 @@ def run(quick=False, sizes=None, reps=None, budget_s=None, log=None):
         rows = H.measure(DRAWS, sizes, lambda draw: peers(cores), reps, budget_s,
                          torch_threads, log)
     H.add_ratios(rows, {draw: (draw, BASELINE) for draw in DRAWS})
-    target = _target(rows, sizes)
     return {"machine": H.machine_info(), "quick": quick, "reps": reps, "budget_s": budget_s,
-            "torch_threads": torch_threads, "rows": rows, "target": target,
-            "targets": [target]}
+            "torch_threads": torch_threads, "rows": rows, "targets": [_target(rows, sizes)]}
 
 
 def _target(rows, sizes):
@@ -172,15 +159,3 @@ def _target(rows, sizes):
 markdown = H.markdown
 print_results = H.print_results
 
-
-def build_parser(prog=None):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    return H.add_arguments(parser, even_sizes=True)
-
-
-def main(argv=None, prog=None):
-    return H.main(build_parser, run, argv, prog)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,7 @@
 """Normal, truncated normal and packed dropout mask throughput: ascend_rand against its peers.
 
-Run ``python bench/bench_distributions.py [--quick] [--json PATH]`` or
-``ascend-rand bench [--only distributions] [--quick] [--json PATH]`` from a
-checkout.  Same method as bench_uniform.py (bench/_harness.py): one process,
+Run with ``ascend-rand bench --only distributions [--quick] [--json PATH]``.
+Same method as the uniform benchmark (harness.py): one process,
 outputs preallocated where the peer accepts ``out=``, one warm-up call, the
 median of several timed calls, each case bounded in time.  Ratios: normals and
 the truncated normal against numpy ``Generator(PCG64).standard_normal(float32)``;
@@ -14,22 +13,12 @@ element on its fast path, so that row is the most a draw can reach on the
 current Philox kernel.  docs/performance.md explains the rows.
 """
 
-import argparse
-import sys
-from pathlib import Path
-
 import numpy as np
 
 import ascend_rand
 from ascend_rand import stateless
 
-
-# bench/ is a folder of scripts, not a package: the shared harness is imported
-# from this file's folder, whether it runs as a script or the CLI loads it.
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-import _harness as H  # noqa: E402
+from . import harness as H
 Missing = H.Missing
 SEED = H.SEED
 COUNTER = (0, 7)
@@ -234,8 +223,8 @@ DEMO_PEERS = {(ZIGGURAT, 1), (NORMAL_BASELINE, 1), (MASK_NATIVE, 1), (MASK_BASEL
 def demo_results(log=None):
     """``ascend-rand demo``'s rows: ziggurat normal and packed mask, native, 1 thread, 1e6.
 
-    Their numpy baselines are measured alongside (for the ratios and targets)
-    and left out of the rows, so the demo's table gains one row per draw.
+    Their numpy baselines are measured alongside (for the ratios) and left
+    out of the rows, so the demo's table gains one row per draw.
     """
     results = run(quick=True, draws=(NORMAL, MASK), only=DEMO_PEERS, log=log)
     results["rows"] = [r for r in results["rows"] if r["peer"] in (ZIGGURAT, MASK_NATIVE)]
@@ -247,15 +236,3 @@ def demo_results(log=None):
 markdown = H.markdown
 print_results = H.print_results
 
-
-def build_parser(prog=None):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    return H.add_arguments(parser)
-
-
-def main(argv=None, prog=None):
-    return H.main(build_parser, run, argv, prog)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,7 @@
 """MT19937 engine: raw words, float64 uniforms, advance(n) and stream building, side by side.
 
-Run ``python bench/bench_mt19937.py [--quick] [--json PATH]`` or
-``ascend-rand bench [--only mt19937] [--quick] [--json PATH]`` from a checkout.
-Same method as bench_uniform.py (bench/_harness.py): one process, one warm-up
+Run with ``ascend-rand bench --only mt19937 [--quick] [--json PATH]``.  Same
+method as the uniform benchmark (harness.py): one process, one warm-up
 call, the median of several timed calls, each case bounded in time.  Every
 MT19937 call here allocates its result (``ascend_rand.MT19937`` has no
 ``out=``; numpy's ``random_raw`` / ``random_sample`` have none either), so
@@ -25,7 +24,6 @@ that cost is in every row but std::mt19937's, which fills a reused buffer.
   ``jumped()``) against numpy's chained ``MT19937.jumped()``.
 """
 
-import argparse
 import os
 import shutil
 import statistics
@@ -38,13 +36,7 @@ import numpy as np
 
 import ascend_rand
 
-
-# bench/ is a folder of scripts, not a package: the shared harness is imported
-# from this file's folder, whether it runs as a script or the CLI loads it.
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-import _harness as H  # noqa: E402
+from . import harness as H
 Missing = H.Missing
 SEED = H.SEED  # < 2**32: an init_genrand seed, the same for std::mt19937 and numpy's legacy seeding
 
@@ -76,13 +68,13 @@ CXX_FLAGS = ("-std=c++17",)
 # vector ISA, as the native core's dispatch uses); discard(n) uses the second.
 STD_BUILDS = ("-O3", "-O3 -march=native")
 CXX_SOURCE = r"""
-// Written and built by bench/bench_mt19937.py: times std::mt19937 from inside the process.
+// Written and built by ascend_rand/benchmarks/mt19937.py: times std::mt19937 from inside the process.
 // mt_bench fill N REPS BUDGET_S   : N words into a reused std::vector<uint32_t>
 // mt_bench discard N REPS BUDGET_S: gen.discard(N)
 // mt_bench words K                : the first K words, to check the seeding
 // Timed calls: one warm-up, then at most REPS, stopping once BUDGET_S is spent and
 // at least 3 were made (1 when the warm-up took more than a third of the budget),
-// as bench/_harness.py's time_call.  Prints the seconds of each timed call.
+// as harness.py's time_call.  Prints the seconds of each timed call.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -441,33 +433,19 @@ def jump_cells(r):
     return (r["operation"], r["peer"], r["method"], str(r["threads"]), ms, ratio)
 
 
-def verdict(target):
-    if "limit_ms" not in target:
-        return H.verdict(target)
-    if target["ms"] is None:
-        return f"target: {target['text']}: not measured"
-    met = "MET" if target["met"] else "NOT MET"
-    return (f"target: {target['text']}: slowest {target['ms']:.2f} ms, "
-            f"{target['operation']}, {met}")
-
-
-def _throughput_only(results):
-    return {**results, "targets": []}
-
-
 def markdown(results):
-    """The tables as GitHub markdown, for docs/performance.md."""
-    text = H.markdown(_throughput_only(results)).rstrip("\n")
+    """The tables as GitHub markdown, for docs/performance.md; the target lines after both."""
+    text = H.markdown({**results, "targets": []}).rstrip("\n")
     head = ("| " + " | ".join(JUMP_COLUMNS) + " |\n" + "|---" * len(JUMP_COLUMNS) + "|")
     lines = [text, "", head]
     lines += ["| " + " | ".join(jump_cells(r)) + " |" for r in results["jump_rows"]]
     lines.append("")
-    lines += [verdict(t) for t in results["targets"]]
+    lines += [H.verdict(t) for t in results["targets"]]
     return "\n".join(lines) + "\n"
 
 
 def print_results(results, file=None):
-    H.print_results(_throughput_only(results), file=file)
+    H.print_results(results, file=file)
     info = results.get("std_mt19937") or {}
     try:
         from rich import box
@@ -478,8 +456,6 @@ def print_results(results, file=None):
         print("advance(n) and building streams", file=out)
         for r in results["jump_rows"]:
             print("  " + " | ".join(jump_cells(r)), file=out)
-        for t in results["targets"]:
-            print(verdict(t), file=out)
         return
     console = Console(file=file)
     if not console.is_terminal:
@@ -502,20 +478,4 @@ def print_results(results, file=None):
         flags = "; ".join(info["flags"].values())
         console.print(f"std::mt19937: {info['compiler']} ({flags}); {same}", highlight=False)
     console.print()
-    for t in results["targets"]:
-        style = "green" if t["met"] else "red"
-        console.print(f"[{style}]{verdict(t)}[/{style}]", highlight=False)
 
-
-def build_parser(prog=None):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    return H.add_arguments(parser)
-
-
-def main(argv=None, prog=None):
-    """bench/_harness.py's ``main``, with this benchmark's own tables."""
-    return H.main(build_parser, run, argv, prog, show=print_results, to_markdown=markdown)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

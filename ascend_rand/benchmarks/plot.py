@@ -1,6 +1,6 @@
 """Plot throughput against draw size from the benchmarks' JSON results.
 
-    python bench/plot_throughput.py RESULTS.json [MORE.json ...] --out docs/img/throughput.png
+    python -m ascend_rand.benchmarks.plot RESULTS.json [MORE.json ...] --out docs/img/throughput.png
 
 One panel per kind of draw (the JSON rows' ``draw``), one line per
 implementation and thread count, G samples/s on a log-log scale.  Run the
@@ -85,8 +85,35 @@ def plot(rows, out, title=None):
     return out
 
 
+def measured_rows(measured):
+    """The timed rows of every (benchmark name, results) measured, for plot().
+
+    A draw named alike by two benchmarks (the uniform benchmark's Philox
+    "uniform float64" and the MT19937 benchmark's) would share a panel and mix
+    its rows; the later benchmark's is renamed "<draw> (<benchmark>)".
+    """
+    rows, owner = [], {}
+    for name, results in measured:
+        for r in results["rows"]:
+            if not r.get("gsps"):
+                continue
+            draw = r["draw"]
+            if owner.setdefault(draw, name) != name:
+                draw = f"{draw} ({name})"
+            rows.append({**r, "draw": draw})
+    return rows
+
+
+def measured_title(measured):
+    """The machine, commit and date of the first benchmark measured."""
+    m = measured[0][1]["machine"]
+    commit = f", {m['git_commit']}" if m.get("git_commit") else ""
+    return f"ascend-rand bench: {m['cpu']}, {m['cores']} cores{commit}, {m['time_utc'][:10]}"
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m ascend_rand.benchmarks.plot",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", help="JSON files written by the benchmarks' --json")
     parser.add_argument("--out", default="docs/img/throughput.png")
     parser.add_argument("--title", default=None)
@@ -94,7 +121,7 @@ def main(argv=None):
     try:
         path = plot(load_rows(args.results), args.out, args.title)
     except (OSError, ValueError, KeyError) as exc:
-        print(f"plot_throughput: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
     print(path)
     return 0

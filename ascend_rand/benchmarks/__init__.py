@@ -1,0 +1,113 @@
+"""The benchmarks behind ``ascend-rand bench``, installed with the package.
+
+``uniform`` (uniform float32/16/bfloat16/64, raw uint32 words),
+``distributions`` (normal and truncated normal float32, packed dropout masks)
+and ``mt19937`` (the MT19937 engine: raw words, float64, ``advance``, stream
+building) time ascend_rand against numpy measured alongside, and against
+randomgen, torch and a g++-built std::mt19937 where those are present: a
+missing peer is a table row saying why, never an error.  ``harness`` holds what
+they share; ``plot`` draws their rows (it needs matplotlib).
+docs/performance.md explains the method, the rows and the targets.
+
+Each benchmark module has ``run(quick=, sizes=, log=)``, returning its
+JSON-ready results (``rows``, ``targets``, the machine), ``print_results`` and
+``markdown``.  ``main`` is ``ascend-rand bench``.
+"""
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from . import distributions, harness, mt19937, uniform
+
+# The order ``ascend-rand bench`` runs them in.
+BENCHMARKS = {"uniform": uniform, "distributions": distributions, "mt19937": mt19937}
+
+
+def add_arguments(parser):
+    """``ascend-rand bench``'s options, on ``parser``."""
+    parser.add_argument("--only", choices=tuple(BENCHMARKS), help="run one benchmark")
+    parser.add_argument("--quick", action="store_true",
+                        help="1e6 elements only, fewer and shorter timed calls: a few seconds "
+                             "per benchmark")
+    parser.add_argument("--sizes", type=harness.sizes, metavar="N,N,...",
+                        help="comma-separated element counts, even ones when the uniform "
+                             "benchmark runs (default 1e6,5e7; --quick: 1e6)")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the results (every row, the targets, the machine) as "
+                             "JSON; with several benchmarks PATH gets '.uniform', "
+                             "'.distributions' and '.mt19937' inserted before its suffix")
+    parser.add_argument("--markdown", action="store_true",
+                        help="also print the tables as markdown (for docs/performance.md)")
+    parser.add_argument("--plot", metavar="PNG",
+                        help="also plot the rows measured (G samples/s against n, one panel "
+                             "per draw) to PNG (needs matplotlib)")
+    parser.add_argument("--check-target", action="store_true",
+                        help="exit 1 when a documented target is not met")
+    return parser
+
+
+def json_path(path, name, several):
+    """Where ``--json PATH`` puts benchmark ``name``'s results."""
+    if not several:
+        return Path(path)
+    p = Path(path)
+    return p.with_name(f"{p.stem}.{name}{p.suffix or '.json'}")
+
+
+def main(args, error):
+    """Run ``ascend-rand bench`` with the parsed ``args``; returns the exit code.
+
+    ``error(message)`` reports a usage error and exits (argparse's
+    ``parser.error``).  Exit codes: 0 done; 1 ``--check-target`` and a target
+    missed (or not measured); 2 ``--plot`` without matplotlib, or its picture
+    could not be written.
+    """
+    names = [args.only] if args.only else list(BENCHMARKS)
+    if args.sizes and "uniform" in names and any(n % 2 for n in args.sizes):
+        error(f"--sizes {','.join(map(str, args.sizes))}: the uniform benchmark takes even "
+              "sizes only (its raw uint32 peers draw n/2 64-bit words)")
+    plot = None
+    if args.plot:  # importable before minutes of measuring
+        try:
+            from . import plot
+        except ImportError as exc:
+            print(f"ascend-rand bench: error: --plot needs matplotlib ({exc})", file=sys.stderr)
+            return 2
+    log = harness.progress if sys.stderr.isatty() else None
+    measured = []
+    for i, name in enumerate(names):
+        module = BENCHMARKS[name]
+        if len(names) > 1:
+            print(("\n" if i else "") + f"== {name}", flush=True)
+        started = time.perf_counter()
+        results = module.run(quick=args.quick, sizes=args.sizes, log=log)
+        if log:
+            log("")
+        results["wall_s"] = round(time.perf_counter() - started, 1)
+        module.print_results(results)
+        if args.markdown:
+            print(module.markdown(results))
+        if args.json:
+            path = json_path(args.json, name, len(names) > 1)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(results, indent=2) + "\n")
+            print(f"results written to {path}")
+        measured.append((name, results))
+    print()
+    harness.print_targets(measured)
+    status = 0
+    missed = [t for _, results in measured for t in results["targets"] if not t["met"]]
+    if args.check_target and missed:
+        print(f"ascend-rand bench: {len(missed)} target(s) not met", file=sys.stderr)
+        status = 1
+    if plot is not None:
+        try:
+            path = plot.plot(plot.measured_rows(measured), args.plot,
+                             title=plot.measured_title(measured))
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"ascend-rand bench: error: --plot: {exc}", file=sys.stderr)
+            return 2
+        print(f"plot written to {path}")
+    return status

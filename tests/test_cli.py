@@ -1,0 +1,99 @@
+"""The installed ``ascend-rand`` command, from outside any checkout.
+
+The subprocess tests run the installed console script (or ``python -m
+ascend_rand``) with a temporary folder as the working directory, so nothing
+can come from a source tree.  No timing is asserted: where a test needs a
+speed (a missed target), the harness's timer is replaced.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascend_rand import cli
+from ascend_rand.benchmarks import harness, uniform
+
+SCRIPT = Path(sys.executable).with_name("ascend-rand")
+BENCH_OPTIONS = ("--only", "--quick", "--sizes", "--json", "--markdown", "--plot",
+                 "--check-target")
+
+
+def run_script(*args, cwd):
+    if not SCRIPT.exists():
+        pytest.skip(f"no ascend-rand console script beside {sys.executable}")
+    return subprocess.run([str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+def run_python(code, *args, cwd, env=None):
+    """``python -P -c code args`` in ``cwd`` (-P: the working directory stays off sys.path)."""
+    return subprocess.run([sys.executable, "-P", "-c", code, *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def same_time(fn, reps, budget_s):
+    """harness.time_call's stand-in: every row takes 1 ms, so every ratio is 1.00."""
+    return 1e-3, 1
+
+
+def test_bench_help_outside_a_checkout(tmp_path):
+    proc = run_script("bench", "--help", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for option in BENCH_OPTIONS:
+        assert option in proc.stdout
+    for name in ("uniform", "distributions", "mt19937"):
+        assert name in proc.stdout
+
+
+def test_bench_only_uniform_prints_ratios_and_writes_json_and_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    results, png = tmp_path / "out" / "r.json", tmp_path / "out" / "t.png"
+    proc = run_script("bench", "--only", "uniform", "--quick", "--sizes", "1e4",
+                      "--json", str(results), "--plot", str(png), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "vs numpy" in proc.stdout and "targets" in proc.stdout
+    rows = json.loads(results.read_text())["rows"]
+    assert {r["draw"] for r in rows} == set(uniform.DRAWS)
+    assert all(r["n"] == 10_000 for r in rows)
+    baseline = [r for r in rows if r["peer"] == uniform.BASELINE]
+    assert baseline and all(r["ratio"] == 1.0 for r in baseline)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_uniform_needs_even_sizes(tmp_path):
+    proc = run_script("bench", "--only", "uniform", "--sizes", "1001", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "even" in proc.stderr
+
+
+def test_missing_optional_peers_are_rows_not_errors(tmp_path):
+    """No torch, randomgen or rich, no C++ compiler: the tables say so and the run succeeds."""
+    hide = ("import sys; sys.modules.update(torch=None, randomgen=None, rich=None); "
+            "from ascend_rand.cli import main; sys.exit(main(sys.argv[1:]))")
+    env = {**os.environ, "CXX": "no-such-compiler-for-ascend-rand"}
+    for name, missing in (("uniform", ("torch not installed", "randomgen not installed")),
+                          ("mt19937", ("no C++ compiler",))):
+        proc = run_python(hide, "bench", "--only", name, "--quick", "--sizes", "1e4",
+                          cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        for text in missing:
+            assert text in proc.stdout, name
+        assert "targets" in proc.stdout
+
+
+def test_check_target_sets_the_exit_status(monkeypatch, capsys):
+    monkeypatch.setattr(harness, "time_call", same_time)  # native == numpy: 1.00x < 8x
+    argv = ["bench", "--only", "uniform", "--quick", "--sizes", "1e4"]
+    assert cli.main(argv) == 0  # a missed target is shown, not failed, without --check-target
+    assert "NOT MET" in capsys.readouterr().out
+    assert cli.main([*argv, "--check-target"]) == 1
+    captured = capsys.readouterr()
+    assert "NOT MET" in captured.out and "not met" in captured.err
+    monkeypatch.setattr(uniform, "TARGET_RATIO", 1.0)
+    assert cli.main([*argv, "--check-target"]) == 0
+    assert "NOT MET" not in capsys.readouterr().out
+
