@@ -5,7 +5,8 @@ installed with the package: ``uniform`` (uniform floats, raw uint32), then
 ``distributions`` (normals, truncated normal, packed dropout masks), then
 ``mt19937`` (the MT19937 engine); ``--only NAME`` runs one.  Its options are
 ``ascend_rand.benchmarks.add_arguments`` (``ascend-rand bench --help``).
-``ascend-rand demo`` is ``ascend_rand.demo``.
+``ascend-rand demo`` is ``ascend_rand.demo``; ``python -m ascend_rand`` is this
+command too.
 
 Exit codes: 0 success; 1 a correctness check failed (``demo``) or ``bench
 --check-target`` missed a target; 2 a usage error, or ``bench --plot`` could
@@ -17,7 +18,7 @@ import functools
 import json
 import sys
 
-from . import benchmarks, demo
+from . import __version__, benchmarks, demo
 
 
 def _cmd_bench(parser, args):
@@ -52,6 +53,7 @@ def build_parser():
         prog="ascend-rand",
         description="Reproducible Philox random numbers: demo, benchmark, backend report.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     demo_cmd = sub.add_parser("demo", help="correctness checks (known answers, backends, "
                                            "TensorFlow layout), then a quick throughput table")

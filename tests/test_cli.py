@@ -1,4 +1,4 @@
-"""The installed ``ascend-rand`` command, from outside any checkout.
+"""The installed ``ascend-rand`` command, from outside any checkout; ``python -m ascend_rand``.
 
 The subprocess tests run the installed console script (or ``python -m
 ascend_rand``) with a temporary folder as the working directory, so nothing
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import ascend_rand
 from ascend_rand import cli
 from ascend_rand.benchmarks import harness, uniform
 
@@ -97,3 +98,10 @@ def test_check_target_sets_the_exit_status(monkeypatch, capsys):
     assert cli.main([*argv, "--check-target"]) == 0
     assert "NOT MET" not in capsys.readouterr().out
 
+
+
+def test_python_m_version(tmp_path):
+    proc = subprocess.run([sys.executable, "-P", "-m", "ascend_rand", "--version"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"ascend-rand {ascend_rand.__version__}"
