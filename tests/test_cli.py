@@ -1,9 +1,9 @@
-"""The installed ``ascend-rand`` command, from outside any checkout; ``python -m ascend_rand``.
+"""The installed ``ascend-rand`` command (bench, demo, --version), outside any checkout.
 
 The subprocess tests run the installed console script (or ``python -m
 ascend_rand``) with a temporary folder as the working directory, so nothing
 can come from a source tree.  No timing is asserted: where a test needs a
-speed (a missed target), the harness's timer is replaced.
+speed (a missed target, a slow demo), the harness's timer is replaced.
 """
 
 import json
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import ascend_rand
-from ascend_rand import cli
+from ascend_rand import cli, demo
 from ascend_rand.benchmarks import harness, uniform
 
 SCRIPT = Path(sys.executable).with_name("ascend-rand")
@@ -98,6 +98,28 @@ def test_check_target_sets_the_exit_status(monkeypatch, capsys):
     assert cli.main([*argv, "--check-target"]) == 0
     assert "NOT MET" not in capsys.readouterr().out
 
+
+
+def test_demo_fails_when_a_check_fails(monkeypatch, capsys):
+    (ctr, key, out), *rest = demo.KNOWN_ANSWERS
+    monkeypatch.setattr(demo, "KNOWN_ANSWERS", ((ctr, key, (out[0] ^ 1, *out[1:])), *rest))
+    assert cli.main(["demo", "--no-bench"]) == 1
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_demo_passes_whatever_the_speed(monkeypatch, capsys):
+    monkeypatch.setattr(harness, "time_call", same_time)  # every ratio 1.00, below every target
+    assert demo.main() == 0
+    out = capsys.readouterr().out
+    assert "checks passed" in out and "G samples/s" in out
+    assert "target" not in out and "MET" not in out
+
+
+def test_demo_does_not_import_the_command_line(tmp_path):
+    proc = run_python("import sys, ascend_rand.demo; print('ascend_rand.cli' in sys.modules)",
+                      cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
 
 
 def test_python_m_version(tmp_path):
