@@ -2,21 +2,23 @@
 
 Mirrors ``csrc/kernels.cpp``, ``csrc/kernels_bits.cpp`` and their bindings:
 each kernel fills a flat, validated ``out`` from the stream
-``(key, (ctr_lo, ctr_hi))``.
+``(key, (ctr_lo, ctr_hi))`` or a caller's ``words`` buffer.
 """
 
 from .bernoulli import bernoulli, bernoulli_packed
 from .distributions import integers, raw, uniform
 from .normal import normal, truncated_normal
-from .permutation import permutation
+from .permutation import choice_sparse, permutation, weighted_choice
 
 __all__ = [
     "bernoulli",
     "bernoulli_packed",
+    "choice_sparse",
     "integers",
     "normal",
     "permutation",
     "raw",
     "truncated_normal",
     "uniform",
+    "weighted_choice",
 ]
