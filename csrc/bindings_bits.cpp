@@ -1,4 +1,4 @@
-// pybind11 bindings of the Bernoulli, mask and permutation kernels: convert
+// pybind11 bindings of the Bernoulli, mask, permutation and choice kernels: convert
 // arguments, check the buffers the core reads and writes, release the GIL.
 // Argument validation happens once, in Python (ascend_rand/_bits.py).
 #include <pybind11/numpy.h>
@@ -81,6 +81,34 @@ void permutation(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t
   ascend_rand::permutation(p, k, static_cast<size_t>(n), s);
 }
 
+void choice_sparse(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
+                   const py::object& words) {
+  const size_t k = static_cast<size_t>(out.size());
+  if (k > n) throw py::value_error("choice_sparse: out is longer than n");
+  auto* p = static_cast<uint64_t*>(output_data(out, 8, k, "choice_sparse"));
+  const size_t per = static_cast<size_t>(ascend_rand::sparse_choice_words(n));
+  const auto s = draw_words(key, lo, hi, words, per * k, "choice_sparse");
+  py::gil_scoped_release release;
+  ascend_rand::choice_sparse(p, k, n, s);
+}
+
+void weighted_choice(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const py::object& p,
+                     const py::object& words) {
+  if (!py::isinstance<py::array_t<double>>(p))
+    throw py::type_error("weighted_choice: p must be a float64 array");
+  const auto weights = py::reinterpret_borrow<py::array>(p);
+  if (!(weights.flags() & py::array::c_style))
+    throw py::value_error("weighted_choice: p must be C-contiguous");
+  const size_t n = static_cast<size_t>(weights.size());
+  const size_t k = static_cast<size_t>(out.size());
+  if (k > n) throw py::value_error("weighted_choice: out is longer than p");
+  auto* o = static_cast<uint64_t*>(output_data(out, 8, k, "weighted_choice"));
+  const auto* w = static_cast<const double*>(weights.data());
+  const auto s = draw_words(key, lo, hi, words, 2 * n, "weighted_choice");
+  py::gil_scoped_release release;
+  ascend_rand::weighted_choice(o, k, n, s, w);
+}
+
 }  // namespace
 
 void bind_bits(py::module_& m) {
@@ -92,4 +120,8 @@ void bind_bits(py::module_& m) {
         py::arg("words") = py::none());
   m.def("permutation", &permutation, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
         py::arg("ctr_hi"), py::arg("n"), py::arg("words") = py::none());
+  m.def("choice_sparse", &choice_sparse, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
+        py::arg("ctr_hi"), py::arg("n"), py::arg("words") = py::none());
+  m.def("weighted_choice", &weighted_choice, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
+        py::arg("ctr_hi"), py::arg("p"), py::arg("words") = py::none());
 }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "bindings_common.h"
+#include "kernels.h"
 #include "mt19937.h"
 
 namespace py = pybind11;
@@ -113,6 +115,42 @@ py::array_t<uint64_t> xpow_mod(const std::vector<uint64_t>& e_limbs, const std::
   return out;
 }
 
+// MT19937's uniform conversions of the caller's engine words `words` (uint32):
+// `fmt` names the format as for the Philox `uniform` kernel; out is float32,
+// float64, or the uint16 view of float16 / bfloat16.
+void uniform(py::array out, const std::string& fmt, double low, double span, bool scaled,
+             const py::object& words) {
+  using ascend_rand::FloatFormat;
+  FloatFormat f;
+  py::ssize_t itemsize;
+  if (fmt == "float32") {
+    f = FloatFormat::kFloat32;
+    itemsize = 4;
+  } else if (fmt == "float64") {
+    f = FloatFormat::kFloat64;
+    itemsize = 8;
+  } else if (fmt == "float16" || fmt == "bfloat16") {
+    f = fmt == "float16" ? FloatFormat::kFloat16 : FloatFormat::kBFloat16;
+    itemsize = 2;
+  } else {
+    throw py::value_error("mt19937_uniform: unknown format '" + fmt + "'");
+  }
+  if (!(out.flags() & py::array::c_style))
+    throw py::value_error("mt19937_uniform: out must be C-contiguous");
+  if (!out.writeable()) throw py::value_error("mt19937_uniform: out is not writable");
+  if (out.itemsize() != itemsize)
+    throw py::type_error("mt19937_uniform: out has item size " + std::to_string(out.itemsize()) +
+                         ", expected " + std::to_string(itemsize) + " for " + fmt);
+  // The words are the engine's; there is no Philox stream to fall back on.
+  if (words.is_none()) throw py::type_error("mt19937_uniform: words must be a uint32 array");
+  const size_t n = static_cast<size_t>(out.size());
+  const size_t per = f == FloatFormat::kFloat64 ? 2 : 1;
+  const auto s = ascend_rand_bindings::draw_words(0, 0, 0, words, per * n, "mt19937_uniform");
+  void* o = out.mutable_data();
+  py::gil_scoped_release release;
+  ascend_rand::mt19937_uniform(o, f, n, s.buffer, scaled, low, span);
+}
+
 }  // namespace
 
 void bind_mt(py::module_& m) {
@@ -129,6 +167,10 @@ void bind_mt(py::module_& m) {
         "Rows 1 .. S-1 become row 0 advanced by s * 2**128 words.");
   m.def("mt19937_xpow_mod", &xpow_mod, py::arg("e_limbs"), py::arg("kernel") = "auto",
         "x^e mod p(x) (MT19937's characteristic polynomial) as 312 uint64 words.");
+  m.def("mt19937_uniform", &uniform, py::arg("out"), py::arg("fmt"), py::arg("low"),
+        py::arg("span"), py::arg("scaled"), py::arg("words"),
+        "MT19937's uniform conversions of the engine words `words` into out, scaled to "
+        "fl(fl(x * span) + low) when `scaled`.");
   m.def("mt19937_square_kernel", [] {
     return ascend_rand::gf2::cpu_has_pclmul() ? "pclmul" : "portable";
   }, "The carry-less squaring kernel 'auto' picks on this CPU.");

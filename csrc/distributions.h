@@ -88,11 +88,10 @@ inline double bits16_to_f64(uint16_t bits, Format16 f) {
     mag = mant * (1.0 / 16777216.0);  // subnormal: mant * 2^-24
   } else if (exp_field == 31) {
     mag = mant ? __builtin_nan("") : __builtin_inf();
-  } else {
-    mag = (1024 + mant) * (1.0 / 1024.0);
-    int e = exp_field - 15;
-    for (; e > 0; --e) mag *= 2.0;
-    for (; e < 0; ++e) mag *= 0.5;
+  } else {  // normal: the same exponent and fraction bits in binary64 (no scaling loop)
+    const uint64_t b64 = (static_cast<uint64_t>(exp_field - 15 + 1023) << 52) |
+                         (static_cast<uint64_t>(mant) << 42);
+    std::memcpy(&mag, &b64, sizeof mag);
   }
   return (bits & 0x8000) ? -mag : mag;
 }

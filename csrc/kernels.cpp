@@ -10,6 +10,7 @@
 
 #include "dispatch.h"
 #include "kernels_simd.h"
+#include "mt19937.h"
 #include "normal.h"
 #include "parallel.h"
 
@@ -101,6 +102,56 @@ void uniform_16_piece(uint16_t* out, size_t begin, size_t end, const DrawWords& 
       }
     }
   });
+}
+
+// MT19937 uniforms of elements [begin, end) (docs/spec.md section 6.9): the
+// words are in memory already, so each loop converts them directly (and
+// vectorises); the 16-bit formats round as uniform_16_piece does.
+template <SimdLevel L>
+void mt_uniform_piece(void* out, FloatFormat fmt, size_t begin, size_t end, const uint32_t* w,
+                      bool scaled, double low, double span) {
+  if (fmt == FloatFormat::kFloat64) {
+    double* o = static_cast<double*>(out);
+    if (scaled) {
+      for (size_t i = begin; i < end; ++i) {
+        const double prod = mt_unit_float64(w[2 * i], w[2 * i + 1]) * span;
+        o[i] = prod + low;
+      }
+    } else {
+      for (size_t i = begin; i < end; ++i) o[i] = mt_unit_float64(w[2 * i], w[2 * i + 1]);
+    }
+    return;
+  }
+  if (fmt == FloatFormat::kFloat32) {
+    float* o = static_cast<float*>(out);
+    const float low32 = static_cast<float>(low), span32 = static_cast<float>(span);
+    if (scaled) {
+      for (size_t i = begin; i < end; ++i) {
+        const float prod = mt_unit_float32(w[i]) * span32;
+        o[i] = prod + low32;
+      }
+    } else {
+      for (size_t i = begin; i < end; ++i) o[i] = mt_unit_float32(w[i]);
+    }
+    return;
+  }
+  uint16_t* o = static_cast<uint16_t*>(out);
+  const Format16 f = fmt == FloatFormat::kFloat16 ? kFloat16 : kBFloat16;
+  if (!scaled) {  // h < 2^mant_bits, so unit_16_bits's mask keeps all of it
+    if (fmt == FloatFormat::kFloat16)
+      for (size_t i = begin; i < end; ++i) o[i] = unit_16_bits(mt_top_bits(w[i], 10), kFloat16);
+    else
+      for (size_t i = begin; i < end; ++i) o[i] = unit_16_bits(mt_top_bits(w[i], 7), kBFloat16);
+    return;
+  }
+  const double unit = 1.0 / static_cast<double>(1u << f.mant_bits);
+  for (size_t i = begin; i < end; ++i) {
+    // x * span is exact in float64 and a float64 sum of two 16-bit values
+    // rounds correctly to 16 bits (section 3.3): the 16-bit IEEE result.
+    const double x = static_cast<double>(static_cast<int32_t>(mt_top_bits(w[i], f.mant_bits))) * unit;
+    const double prod = bits16_to_f64(round_f64_to_16(x * span, f), f);
+    o[i] = round_f64_to_16(prod + low, f);
+  }
 }
 
 template <SimdLevel L, class T>
@@ -510,6 +561,15 @@ void integers(void* out, int bytes, size_t n, const DrawWords& s, uint64_t low_b
   parallel_for(n, [&](size_t b, size_t e) {
     run_at_level([&](auto isa) {
       integers_piece<decltype(isa)::value>(out, bytes, b, e, s, low_bits, range_minus_1);
+    });
+  });
+}
+
+void mt19937_uniform(void* out, FloatFormat fmt, size_t n, const uint32_t* words, bool scaled,
+                     double low, double span) {
+  parallel_for(n, [&](size_t b, size_t e) {
+    run_at_level([&](auto isa) {
+      mt_uniform_piece<decltype(isa)::value>(out, fmt, b, e, words, scaled, low, span);
     });
   });
 }

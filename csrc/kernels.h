@@ -30,6 +30,13 @@ void integers(void* out, int bytes, size_t n, const DrawWords& s, uint64_t low_b
 // The output formats of the float distributions.
 enum class FloatFormat : int { kFloat32 = 0, kFloat64 = 1, kFloat16 = 2, kBFloat16 = 3 };
 
+// MT19937's uniform conversions (docs/spec.md sections 6.3 and 6.9) of the
+// caller's engine words (two per float64 element, one otherwise), then
+// fl(fl(x * span) + low) in the format when scaled (section 3.3).  16-bit
+// formats are written as their bits.
+void mt19937_uniform(void* out, FloatFormat fmt, size_t n, const uint32_t* words, bool scaled,
+                     double low, double span);
+
 // Standard normals z, written as fl(fl(z * scale) + loc) when scaled, computed in
 // float32 (float64 for kFloat64) and rounded once to a 16-bit format.
 enum class NormalMethod : int { kZiggurat = 0, kBoxMuller = 1 };

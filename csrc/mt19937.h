@@ -97,6 +97,28 @@ inline void mt_words(uint32_t* key, int64_t& pos, uint32_t* out, size_t count) {
   }
 }
 
+// -- uniform conversions (docs/spec.md sections 6.3 and 6.9) ---------------------------------------
+// numpy's, not Philox's (section 3.2): the top bits of the words.  Each value is
+// an integer of at most 53 (24) bits times a power of two, so it is exact; the
+// integers go through signed conversions, which every SIMD level has.
+
+// float64: genrand_res53, ((w0 >> 5) * 2^26 + (w1 >> 6)) / 2^53.  Every step is
+// exact (27-bit times 2^26 plus 26-bit is below 2^53), and 32-bit integer
+// conversions vectorise where 64-bit ones do not (AVX2).
+inline double mt_unit_float64(uint32_t w0, uint32_t w1) {
+  const double a = static_cast<double>(static_cast<int32_t>(w0 >> 5));
+  const double b = static_cast<double>(static_cast<int32_t>(w1 >> 6));
+  return (a * 67108864.0 + b) * 0x1p-53;
+}
+
+// float32: (w >> 8) * 2^-24.
+inline float mt_unit_float32(uint32_t w) {
+  return static_cast<float>(static_cast<int32_t>(w >> 8)) * 0x1p-24f;
+}
+
+// float16 / bfloat16: the top `mant_bits` bits h of the word (10 or 7); the value is h * 2^-mant_bits.
+inline uint32_t mt_top_bits(uint32_t w, int mant_bits) { return w >> (32 - mant_bits); }
+
 // -- multi-stream fills -------------------------------------------------------------------------
 
 // Element i of a draw is the next word of stream i % S.  A stream is generated

@@ -1,14 +1,19 @@
-// Random permutations by sort keys (docs/spec.md sections 4 and 4A): element i gets the
+// Random permutations by sort keys (docs/spec.md section 4A.1): element i gets the
 // 64-bit key (word 2i << 32) | word 2i+1, and the permutation is the order of
 // the pairs (key, i).  Every element's key depends on its index alone, so the
 // result is independent of threads; ties (probability <= n^2 / 2^65) go to
-// the smaller index.  Mirrors fallback/permutation.py.  No Python.
+// the smaller index.  Also the two ways of choosing without replacement that
+// docs/spec.md section 4A.2 adds: the sparse Fisher-Yates prefix and the
+// Efraimidis-Spirakis order of weighted choice.  Mirrors fallback/permutation.py.
+// No Python.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "detmath.h"
 #include "distributions.h"
+#include "normal.h"
 #include "philox.h"
 
 namespace ascend_rand {
@@ -28,10 +33,52 @@ ASCEND_RAND_HD uint64_t permutation_key(uint32_t hi, uint32_t lo) {
   return (static_cast<uint64_t>(hi) << 32) | lo;
 }
 
-// -- whole-draw entry point (csrc/kernels_bits.cpp) ----------------------------------------------
+// -- sparse Fisher-Yates (docs/spec.md section 4A.2) ----------------------------------------------
+
+// Words read by every step of the sparse choice from range(n): decided by n,
+// the largest range, so that step j's words are always per * j .. per * j + per - 1.
+ASCEND_RAND_HD int sparse_choice_words(uint64_t n) { return n <= (uint64_t{1} << 32) ? 2 : 4; }
+
+// Step j's draw from [0, range), range = n - j >= 1, by section 3.5's mapping
+// with b = 32 * per: floor(u * range / 2^64) or floor(u * range / 2^128).  With
+// four words the 128-bit form holds for every range, also one <= 2^32 (late
+// steps of a draw whose n is just above 2^32).
+inline uint64_t sparse_choice_offset(const uint32_t* w, int per, uint64_t range) {
+  return per == 2 ? integer_offset_64(w[0], w[1], range - 1) : integer_offset_128(w, range - 1);
+}
+
+// -- Efraimidis-Spirakis keys (docs/spec.md section 4A.2) -----------------------------------------
+
+// A zero (or not positive) weight sorts after every positive one.  A positive
+// weight's key e = -log(v) / p is >= +0 and never NaN (-log(v) > 0 is finite,
+// p > 0), and the bit patterns of non-negative doubles, +inf included, order
+// like their values; so the 64-bit key (bits of e, or this value above +inf's
+// bits for a zero weight) orders exactly as the pair (p = 0, e).
+constexpr uint64_t kZeroWeightKey = 0x7FF0000000000001ull;
+
+// -log(v) for v the open (0, 1) uniform of the raw key u: spec 4A.2's
+// v = (2 (u >> 12) + 1) 2^-53, with the deterministic log of Appendix A.
+inline double weighted_neg_log(uint64_t u) { return -log_f64(open_unit_float64(u)); }
+
+// The sortable key of one element from -log(v) and its weight: one IEEE division.
+ASCEND_RAND_HD uint64_t weighted_key(double neg_log, double p) {
+  const double e = neg_log / p;
+  return p > 0.0 ? detmath::bits_of(e) : kZeroWeightKey;
+}
+
+// -- whole-draw entry points (csrc/kernels_bits.cpp) ----------------------------------------------
 
 // The first k (<= n) entries of the permutation of range(n): keys generated
 // in parallel, then sorted on the calling thread.
 void permutation(uint64_t* out, size_t k, size_t n, const DrawWords& s);
+
+// The first k (<= n) entries of the sparse Fisher-Yates permutation of
+// range(n): the k draws in parallel, then k swaps through a hash map of the
+// displaced positions on the calling thread.  O(k) time and memory.
+void choice_sparse(uint64_t* out, size_t k, uint64_t n, const DrawWords& s);
+
+// The first k (<= n) indices of the Efraimidis-Spirakis order of the weights
+// p[0 .. n): keys in parallel, then a partial selection of the k smallest.
+void weighted_choice(uint64_t* out, size_t k, size_t n, const DrawWords& s, const double* p);
 
 }  // namespace ascend_rand

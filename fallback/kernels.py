@@ -2,21 +2,26 @@
 
 Mirrors ``csrc/kernels.cpp``, ``csrc/kernels_bits.cpp`` and their bindings:
 each kernel fills a flat, validated ``out`` from the stream
-``(key, (ctr_lo, ctr_hi))``.
+``(key, (ctr_lo, ctr_hi))`` or a caller's ``words`` buffer;
+``mt19937_uniform`` converts MT19937 engine words only.
 """
 
 from .bernoulli import bernoulli, bernoulli_packed
 from .distributions import integers, raw, uniform
+from .mt19937 import mt19937_uniform
 from .normal import normal, truncated_normal
-from .permutation import permutation
+from .permutation import choice_sparse, permutation, weighted_choice
 
 __all__ = [
     "bernoulli",
     "bernoulli_packed",
+    "choice_sparse",
     "integers",
+    "mt19937_uniform",
     "normal",
     "permutation",
     "raw",
     "truncated_normal",
     "uniform",
+    "weighted_choice",
 ]

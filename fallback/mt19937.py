@@ -10,6 +10,9 @@ State of S streams: ``key``, a C-contiguous ``(S, 624)`` uint32 array, and
 the next word of stream s is ``temper(key[s, pos[s]])``, after a twist when
 ``pos[s] == 624``).  Kernels update both in place.
 
+``mt19937_uniform`` is the kernel that converts a draw's engine words to
+uniform floats (section 6.9); it sits in every backend's kernel table.
+
 The word sequence: with ``x_k = key[k]`` for k < 624 and
 ``x_{k+624} = x_{k+397} ^ A(upper(x_k) | lower(x_{k+1}))``, word j of the stream
 is ``temper(x_{pos + j})``.  Polynomials over GF(2) are Python ints (bit i is
@@ -20,6 +23,7 @@ import functools
 
 import numpy as np
 
+from . import distributions as _conv
 from .mt19937_charpoly import BARRETT_MU_EXPONENTS, CHARPOLY_EXPONENTS, DEGREE
 
 N = 624
@@ -35,6 +39,9 @@ STREAM_STRIDE = 1 << 128
 _MASK32 = 0xFFFFFFFF
 # Words generated per chunk of a multi-stream fill (bounds temporaries; never changes bits).
 CHUNK_WORDS = 1 << 18
+# Elements per pass of mt19937_uniform: the NumPy temporaries (128 KiB) stay in cache and
+# in malloc's heap; large ones are fresh mmaps whose page faults cost more than the work.
+UNIFORM_CHUNK = 1 << 14
 
 # -- seeding (sequential recurrences: plain Python ints) ---------------------------------------
 
@@ -289,3 +296,67 @@ def mt19937_xpow_mod(e_limbs, kernel="auto"):
     """
     r = xpow_mod(_limbs_to_int(e_limbs))
     return np.frombuffer(r.to_bytes(312 * 8, "little"), dtype="<u8").astype(np.uint64)
+
+
+# -- uniform conversions (docs/spec.md sections 6.3 and 6.9) --------------------------------------
+
+_UNIFORM_FORMATS = ("float32", "float64", "float16", "bfloat16")
+
+
+def mt19937_uniform(out, fmt, low, span, scaled, words):
+    """MT19937's uniform conversions of the engine words ``words`` (uint32) into ``out``.
+
+    numpy's, as section 6.3 fixes them: float64 is ``genrand_res53`` of words
+    2i, 2i+1, float32 ``(w_i >> 8) * 2**-24``; the 16-bit formats take the
+    word's top bits, float16 ``(w_i >> 22) * 2**-10``, bfloat16
+    ``(w_i >> 25) * 2**-7``.  When ``scaled``, ``fl(fl(x * span) + low)`` in
+    the format (section 3.3).  ``out`` is float32, float64 or the uint16 view
+    of a float16 / bfloat16 array; ``fmt`` names the format as for ``uniform``.
+    Works in chunks, so the temporaries stay small whatever the draw's size.
+    """
+    if fmt not in _UNIFORM_FORMATS:
+        raise ValueError(f"mt19937_uniform: unknown format {fmt!r}")
+    per = 2 if fmt == "float64" else 1
+    if words.size < per * out.size:
+        raise ValueError(f"mt19937_uniform: words holds {words.size} words, "
+                         f"the draw reads {per * out.size}")
+    for start in range(0, out.size, UNIFORM_CHUNK):
+        stop = min(out.size, start + UNIFORM_CHUNK)
+        _uniform_chunk(out[start:stop], fmt, low, span, scaled, words[per * start:per * stop])
+
+
+def _uniform_chunk(out, fmt, low, span, scaled, words):
+    n = out.size
+    if fmt == "float64":
+        # Word pairs as little-endian uint64: v = w[2i] | w[2i+1] << 32, so the
+        # genrand_res53 integer (w[2i] >> 5) * 2**26 + (w[2i+1] >> 6) is
+        # ((v & 0xffffffff) >> 5) << 26 | v >> 38, below 2**53.
+        v = np.ascontiguousarray(words[:2 * n]).view("<u8")
+        m = v & np.uint64(0xFFFFFFFF)
+        m >>= np.uint64(5)
+        m <<= np.uint64(26)
+        m |= v >> np.uint64(38)
+        a = m.astype(np.float64)
+        a *= 2.0 ** -53  # a 53-bit integer times 2**-53: exact
+        if scaled:
+            a *= span
+            a += low
+        out[:] = a
+    elif fmt == "float32":
+        x = (words[:n] >> np.uint32(8)).astype(np.float32)
+        x *= np.float32(2.0 ** -24)
+        if scaled:
+            x *= np.float32(span)  # two float32 roundings, as section 3.3
+            x += np.float32(low)
+        out[:] = x
+    else:
+        f16 = _conv.FORMAT_FLOAT16 if fmt == "float16" else _conv.FORMAT_BFLOAT16
+        mant = f16[0]
+        x = (words[:n] >> np.uint32(32 - mant)).astype(np.float64) * 2.0 ** -mant  # exact
+        if scaled:
+            # As distributions.uniform: float64 holds x * span exactly and rounds a
+            # sum of two 16-bit values so that one more rounding is correct.
+            prod = _conv.bits16_to_f64(_conv.round_f64_to_16(x * span, f16), f16)
+            out[:] = _conv.round_f64_to_16(prod + low, f16)
+        else:
+            out[:] = _conv.round_f64_to_16(x, f16)
