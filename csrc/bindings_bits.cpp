@@ -104,7 +104,8 @@ void weighted_choice(py::array out, uint64_t key, uint64_t lo, uint64_t hi, cons
   if (k > n) throw py::value_error("weighted_choice: out is longer than p");
   auto* o = static_cast<uint64_t*>(output_data(out, 8, k, "weighted_choice"));
   const auto* w = static_cast<const double*>(weights.data());
-  const auto s = draw_words(key, lo, hi, words, 2 * n, "weighted_choice");
+  // All n keys, whatever k; none at all when k = 0 (nothing is drawn, as in NumPy).
+  const auto s = draw_words(key, lo, hi, words, k == 0 ? 0 : 2 * n, "weighted_choice");
   py::gil_scoped_release release;
   ascend_rand::weighted_choice(o, k, n, s, w);
 }

@@ -250,10 +250,14 @@ def test_short_words_buffers_are_refused(backend):
         kernels.choice_sparse(out, 0, 0, 0, 100, words=np.zeros(5, dtype=np.uint32))
     with pytest.raises(ValueError, match="words"):  # 4 words a step above 2**32
         kernels.choice_sparse(out, 0, 0, 0, (1 << 32) + 1, words=np.zeros(11, dtype=np.uint32))
-    with pytest.raises(ValueError, match="words"):  # all n keys, whatever k
+    with pytest.raises(ValueError, match="words"):  # all n keys, whatever k >= 1
         kernels.weighted_choice(out, 0, 0, 0, np.full(10, 0.1), words=np.zeros(19, dtype=np.uint32))
     with pytest.raises(ValueError):
         kernels.choice_sparse(np.empty(5, dtype=np.int64), 0, 0, 0, 4)
+    # k = 0 draws nothing, so it needs no words
+    empty, no_words = np.empty(0, dtype=np.int64), np.zeros(0, dtype=np.uint32)
+    kernels.choice_sparse(empty, 0, 0, 0, 100, words=no_words)
+    kernels.weighted_choice(empty, 0, 0, 0, np.full(10, 0.1), words=no_words)
 
 
 @needs_native
