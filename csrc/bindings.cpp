@@ -141,6 +141,8 @@ void integers(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t lo
 void bind_bits(py::module_& m);
 // The MT19937 engine (csrc/bindings_mt.cpp).
 void bind_mt(py::module_& m);
+// numpy's BitGenerator capsules for the engines (csrc/bindings_bitgen.cpp).
+void bind_bitgen(py::module_& m);
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "ascend_rand native core: Philox4x32-10 streams and conversions (C++17)";
@@ -191,4 +193,5 @@ PYBIND11_MODULE(_native, m) {
       throw py::error_already_set();
   bind_bits(m);
   bind_mt(m);
+  bind_bitgen(m);
 }

@@ -1,0 +1,148 @@
+"""Backends: where a draw's kernel runs, behind one protocol (docs/architecture.md).
+
+A backend turns a plan (``ascend_rand.distributions.plan.Plan``: kernel name,
+shape, dtype, typed parameters, words read) into an array.  Each implements
+``Backend``: ``allocate(shape, dtype, device)``, ``check_out``, ``run(plan,
+key, counter, words)``, ``words(count)`` and the MT19937 state kernels; the
+kernel table it runs is the same set of names on every backend
+(``KERNEL_NAMES``, checked by the test suite).
+
+"native" is the pybind11 extension, "numpy" the pure NumPy mirror; "auto"
+picks native where it was built.  A new backend is one module here and one
+``register`` line.
+"""
+
+import operator
+import os
+import warnings
+
+import numpy as np
+
+from . import native as _native_backend
+from . import numpy as _numpy_backend
+from .base import Backend, BackendUnavailableError, KERNEL_NAMES
+
+_REGISTRY = {}
+
+
+def register(backend):
+    """Make ``backend`` (a ``Backend`` instance) selectable by its ``name``."""
+    if not isinstance(backend, Backend):
+        raise TypeError(f"register: expected a Backend instance, got {type(backend).__name__}")
+    _REGISTRY[backend.name] = backend
+    return backend
+
+
+register(_native_backend.NativeBackend())
+register(_numpy_backend.NumpyBackend())
+
+
+def names():
+    """Registered backend names, the default's preference order (native first)."""
+    return tuple(_REGISTRY)
+
+
+def default_backend():
+    """The first registered backend that can run here ("native", else "numpy")."""
+    for backend in _REGISTRY.values():
+        if backend.available:
+            return backend.name
+    raise BackendUnavailableError("no backend can run here")  # numpy always can
+
+
+def resolve(name):
+    """The ``Backend`` for a ``backend=`` argument ("auto" or a registered name)."""
+    if isinstance(name, Backend):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"backend must be a string, one of {('auto',) + names()}, got {name!r}")
+    if name == "auto":
+        name = default_backend()
+    backend = _REGISTRY.get(name)
+    if backend is None:
+        raise ValueError(f"unknown backend {name!r}; expected one of {('auto',) + names()}")
+    if not backend.available:
+        raise BackendUnavailableError(f"backend {name!r} is unavailable: {backend.reason}")
+    return backend
+
+
+# -- threads -------------------------------------------------------------------------------------
+
+# More threads than this is a mistake, not a machine.
+MAX_THREADS = 1 << 12
+
+
+def _default_threads():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _check_threads(n, name):
+    if isinstance(n, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a positive integer, got the bool {n!r}")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"{name} must be a positive integer, got {n!r}") from None
+    if not 1 <= n <= MAX_THREADS:
+        raise ValueError(f"{name} must be in [1, {MAX_THREADS}], got {n}")
+    return n
+
+
+def set_num_threads(n):
+    """Threads a backend may use for one large draw (results never depend on it)."""
+    n = _check_threads(n, "set_num_threads(n): n")
+    global _num_threads
+    _num_threads = n
+    for backend in _REGISTRY.values():
+        if backend.available:
+            backend.set_num_threads(n)
+
+
+def get_num_threads():
+    """The thread count set by ``set_num_threads`` or ``ASCEND_RAND_NUM_THREADS``."""
+    return _num_threads
+
+
+def _initial_threads():
+    env = os.environ.get("ASCEND_RAND_NUM_THREADS")
+    if env is None or env.strip() == "":
+        return _default_threads()
+    try:
+        return _check_threads(int(env), "ASCEND_RAND_NUM_THREADS")
+    except (TypeError, ValueError):  # also out of range
+        warnings.warn(
+            f"ASCEND_RAND_NUM_THREADS={env!r} is not a thread count in [1, {MAX_THREADS}]; "
+            f"using {_default_threads()} threads",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return _default_threads()
+
+
+_num_threads = 1
+set_num_threads(_initial_threads())
+
+
+def backends():
+    """Each backend with whether it can run here and, if not, why.
+
+    Returns ``{name: {"available": bool, "reason": str | None, ...}}``.
+    """
+    return {name: backend.report() for name, backend in _REGISTRY.items()}
+
+
+__all__ = [
+    "Backend",
+    "BackendUnavailableError",
+    "KERNEL_NAMES",
+    "backends",
+    "default_backend",
+    "get_num_threads",
+    "names",
+    "register",
+    "resolve",
+    "set_num_threads",
+]

@@ -1,0 +1,150 @@
+"""The backend protocol, and its implementation for host NumPy arrays.
+
+Every backend runs the same kernel table (``KERNEL_NAMES``): a kernel is
+called as ``kernel(out, key, ctr_lo, ctr_hi, *params, words=None)`` on the
+flat bits view of the output and fills it from the Philox stream ``(key,
+(ctr_lo, ctr_hi))``, or from ``words`` (an engine's uint32 words in stream
+order; ``(key, counter)`` then names only the retry region).  The MT19937
+state kernels (``mt19937_*``) update an engine's (key, pos) arrays in place.
+"""
+
+import numpy as np
+
+from .. import _dtypes
+
+# The kernels every backend provides, by name (docs/architecture.md, "Kernel tables").
+DRAW_KERNELS = (
+    "raw", "uniform", "integers", "normal", "truncated_normal",
+    "bernoulli", "bernoulli_packed", "permutation", "choice_sparse", "weighted_choice",
+    "mt19937_uniform",
+)
+MT19937_KERNELS = (
+    "mt19937_seed", "mt19937_seed_by_array", "mt19937_fill", "mt19937_advance",
+    "mt19937_jump_streams",
+)
+KERNEL_NAMES = DRAW_KERNELS + MT19937_KERNELS
+
+
+class BackendUnavailableError(RuntimeError):
+    """A backend was asked for by name but cannot run here."""
+
+
+class Backend:
+    """What the front end needs of a backend.
+
+    ``name`` selects it (``backend="name"``); ``available``/``reason`` say
+    whether it runs here.  Arrays are the backend's own (NumPy for the host
+    backends, tensors for torch): the front end never touches their data.
+    """
+
+    name = None
+
+    @property
+    def available(self):
+        raise NotImplementedError
+
+    @property
+    def reason(self):
+        """Why the backend cannot run here (None when it can)."""
+        raise NotImplementedError
+
+    def report(self):
+        """``backends()``'s entry: {"available", "reason", ...details}."""
+        return {"available": self.available, "reason": self.reason}
+
+    def set_num_threads(self, n):
+        """Threads for one large draw; results never depend on it."""
+
+    def kernel(self, name):
+        """The callable of kernel ``name`` (one of ``KERNEL_NAMES``)."""
+        raise NotImplementedError
+
+    def allocate(self, shape, dtype, device=None):
+        """An uninitialised array of ``shape`` and dtype name ``dtype``."""
+        raise NotImplementedError
+
+    def check_out(self, out, shape, dtype, what):
+        """Check a caller's ``out=``; return the shape to draw (out's when ``shape`` is None)."""
+        raise NotImplementedError
+
+    def run(self, plan, key, counter, words=None):
+        """Fill ``plan.out`` (or a new array) by ``plan.kernel``; return the result."""
+        raise NotImplementedError
+
+    def words(self, count):
+        """An uninitialised uint32 buffer for ``count`` engine words."""
+        raise NotImplementedError
+
+    def take(self, array, index):
+        """``array[index]`` along axis 0 (a new array)."""
+        raise NotImplementedError
+
+    def searchsorted(self, sorted_values, values):
+        """Indices (int64) where ``values`` go in ``sorted_values``, right side."""
+        raise NotImplementedError
+
+
+class HostBackend(Backend):
+    """A backend whose arrays are host NumPy arrays; subclasses give the kernel table."""
+
+    def __init__(self):
+        self._fns = {}
+
+    def _table(self):
+        """The module holding the kernels (None where unavailable)."""
+        raise NotImplementedError
+
+    def kernel(self, name):
+        fn = self._fns.get(name)
+        if fn is None:
+            fn = self._fns[name] = getattr(self._table(), name)
+        return fn
+
+    def allocate(self, shape, dtype, device=None):
+        if device not in (None, "cpu"):
+            raise ValueError(f"backend {self.name!r} allocates on the CPU only, got device={device!r}")
+        return np.empty(shape, dtype=_dtypes.NUMPY[dtype])
+
+    def check_out(self, out, shape, dtype, what):
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"{what}: out must be a numpy.ndarray, got {type(out).__name__}")
+        want = _dtypes.NUMPY[dtype]
+        if out.dtype != want:
+            raise TypeError(f"{what}: out has dtype {out.dtype}, expected {want}")
+        if shape is not None and tuple(out.shape) != shape:
+            raise ValueError(f"{what}: out has shape {out.shape}, expected {shape}")
+        if not out.flags.writeable:
+            raise ValueError(f"{what}: out is not writable")
+        if not out.flags.c_contiguous:
+            raise ValueError(f"{what}: out must be C-contiguous (strides {out.strides})")
+        return tuple(out.shape)
+
+    def run(self, plan, key, counter, words=None):
+        out = plan.out
+        if out is None:  # allocated flat; shaped on the way out
+            out = np.empty(plan.count, dtype=_dtypes.NUMPY[plan.dtype])
+            flat = out
+        else:
+            flat = out.reshape(-1)
+        if plan.count:
+            bits = _dtypes.BITS_VIEW.get(plan.dtype)
+            view = flat if bits is None else flat.view(bits)
+            fn = self._fns.get(plan.kernel) or self.kernel(plan.kernel)
+            if words is None:
+                fn(view, key, counter[0], counter[1], *plan.params)
+            else:
+                fn(view, key, counter[0], counter[1], *plan.params, words=words)
+        if plan.out is None and len(plan.shape) != 1:
+            out = out.reshape(plan.shape)
+        if plan.finish is not None:
+            return plan.finish(self, out)
+        return out[()] if plan.scalar else out
+
+    def words(self, count):
+        return np.empty(count, dtype=np.uint32)
+
+    def take(self, array, index):
+        return array[index]
+
+    def searchsorted(self, sorted_values, values):
+        return np.searchsorted(sorted_values, values, side="right").astype(np.int64)

@@ -1,0 +1,122 @@
+"""The native backend: the pybind11 extension ``ascend_rand._native`` (csrc/).
+
+Kernels release the GIL and split large draws over a thread pool by counter
+ranges; the bits never depend on the split (docs/spec.md section 9).
+
+Run from a source checkout (the repository root on ``sys.path``, where the
+README runs its commands), ``import ascend_rand`` finds the source package,
+which has no compiled extension beside it: the extension of the installed
+copy is loaded instead, never a silent switch to the NumPy backend.  Where no
+extension can be loaded at all, importing warns once and ``backends()`` says
+why.
+"""
+
+import importlib.machinery
+import importlib.util
+import sys
+import warnings
+from importlib import resources
+from pathlib import Path
+
+from .base import KERNEL_NAMES, HostBackend
+
+_PACKAGE = __package__.rpartition(".")[0]  # "ascend_rand"
+_SOURCE_DIR = Path(__file__).resolve().parents[1]
+
+
+def _installed_extension():
+    """The compiled ``_native`` of an installed ascend_rand elsewhere on sys.path, or None."""
+    for entry in sys.path:
+        try:
+            folder = Path(entry or ".").resolve() / _PACKAGE
+        except OSError:
+            continue
+        if folder == _SOURCE_DIR or not folder.is_dir():
+            continue
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            candidate = folder / ("_native" + suffix)
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _load():
+    """(module, None) or (None, why it is unavailable)."""
+    try:
+        from .. import _native
+        return _native, None
+    except ImportError as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    if not (_SOURCE_DIR.parent / "setup.py").is_file():
+        return None, error
+    path = _installed_extension()
+    if path is None:
+        return None, error
+    spec = importlib.util.spec_from_file_location(f"{_PACKAGE}._native", path)
+    try:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        return None, f"{error}; the installed extension {path} failed too ({exc})"
+    missing = [name for name in KERNEL_NAMES if not hasattr(module, name)]
+    if missing:
+        return None, (f"{error}; the installed extension {path} is from another version "
+                      f"(no {', '.join(missing)}): reinstall with pip install .")
+    sys.modules[spec.name] = module
+    return module, None
+
+
+_native, _import_error = _load()
+
+
+def _build_error():
+    try:
+        text = resources.files(_PACKAGE).joinpath("_native_build_error.txt").read_text()
+    except (FileNotFoundError, OSError):
+        return None
+    return text.strip().splitlines()[-1] if text.strip() else None
+
+
+class NativeBackend(HostBackend):
+    """C++17 kernels on host NumPy arrays (SIMD level chosen at import, thread pool)."""
+
+    name = "native"
+
+    @property
+    def module(self):
+        return _native
+
+    def _table(self):
+        return _native
+
+    @property
+    def available(self):
+        return _native is not None
+
+    @property
+    def reason(self):
+        if _native is not None:
+            return None
+        build_error = _build_error()
+        if build_error:
+            return "the native extension failed to build: " + build_error
+        return "the native extension is not importable (" + _import_error + ")"
+
+    def report(self):
+        info = super().report()
+        if _native is not None:
+            info.update(_native.build_info())
+            info["threads"] = _native.get_num_threads()
+        return info
+
+    def set_num_threads(self, n):
+        _native.set_num_threads(n)
+
+
+if _native is None:
+    warnings.warn(
+        f"ascend_rand: the native core is unavailable, so every draw runs on the slower NumPy "
+        f"backend ({NativeBackend().reason}); ascend_rand.backends() reports it",
+        RuntimeWarning,
+        stacklevel=2,
+    )

@@ -1,0 +1,7 @@
+"""Distributions: each checks its arguments once and returns a backend-neutral ``Plan``.
+
+``uniform`` (raw words, uniforms, integers), ``normal`` (ziggurat, Box-Muller,
+truncated), ``bernoulli`` (bits, Ascend dropout masks and their consumers),
+``permutation`` (permutations, shuffle, choice); ``plan`` holds the Plan and
+the words-per-element rule.
+"""

@@ -1,0 +1,48 @@
+"""Engines: the word sources a Generator draws from, by name (docs/architecture.md).
+
+Each engine implements ``Engine`` (engines/base.py).  ``Generator(engine=...)``
+takes a registered name ("philox", "mt19937") or an engine object; a new
+engine is one module here and one ``register`` line.
+"""
+
+from .base import Engine
+from .mt19937 import MT19937
+from .philox import Philox
+
+_REGISTRY = {}
+
+
+def register(cls):
+    """Make the Engine subclass ``cls`` selectable by its ``name``."""
+    if not (isinstance(cls, type) and issubclass(cls, Engine)) or not cls.name:
+        raise TypeError(f"register: expected an Engine subclass with a name, got {cls!r}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+register(Philox)
+register(MT19937)
+
+
+def names():
+    return tuple(_REGISTRY)
+
+
+def by_name(name):
+    """The Engine class registered as ``name``."""
+    if not isinstance(name, str):
+        raise TypeError(f"engine must be one of {names()} or an engine object, got {name!r}")
+    cls = _REGISTRY.get(name)
+    if cls is None:
+        raise ValueError(f"unknown engine {name!r}; expected one of {names()}")
+    return cls
+
+
+def from_state(state):
+    """A new engine of the kind ``state["engine"]`` names, in that state."""
+    if not isinstance(state, dict):
+        raise TypeError(f"state must be a dict, got {type(state).__name__}")
+    return by_name(state.get("engine")).from_state(state)
+
+
+__all__ = ["Engine", "MT19937", "Philox", "by_name", "from_state", "names", "register"]

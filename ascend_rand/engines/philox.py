@@ -1,0 +1,191 @@
+"""The Philox4x32-10 engine: a key and a position in its counter space (docs/spec.md 2).
+
+``Philox(seed)`` holds the 64-bit key ``seed`` and a position: the offset
+``o`` of the next fresh subsequence (the counter's high 64 bits) and, for the
+word interface (``random_raw`` and numpy's bitgen), how many words of
+subsequence ``o`` were read.  A Generator draw takes the subsequence
+``counter = (0, o)`` whole (the next one if ``o`` was partly read) and moves
+to ``o + 1``: TensorFlow's ``StatelessRandom*V2(key=[seed], counter=[0, o])``
+and the counter torch_npu passes to Ascend's stateless operators.  The word
+interface reads the stream ``(seed, (0, 0))`` word by word from the start, so
+``numpy.random.Generator(Philox(k))`` draws on ``stateless.raw(key=k)``'s words.
+"""
+
+from array import array
+
+import numpy as np
+
+from .. import _validate
+from ..backend import resolve as resolve_backend
+from .base import Engine, entropy_words
+
+ENGINE = "philox"
+# The eight uint64 slots shared with the native bitgen (csrc/bindings_bitgen.cpp).
+SEED, OFFSET, BLOCK, INDEX, BUF01, BUF23, VALID = range(7)
+_SLOTS = 8
+_U64 = 1 << 64
+_WORDS_PER_OFFSET = 1 << 66  # 2**64 blocks of 4 words
+_STATE_KEYS = ("engine", "seed", "offset")
+
+
+class Philox(Engine):
+    """Philox4x32-10 with key ``seed`` (a uint64; None: 64 bits from the OS).
+
+    >>> import ascend_rand as ar
+    >>> e = ar.Philox(1234)
+    >>> ar.Generator(engine=e).random(2).tolist() == ar.Generator(1234).random(2).tolist()
+    True
+    >>> e.state
+    {'engine': 'philox', 'seed': 1234, 'offset': 1}
+    """
+
+    name = ENGINE
+
+    def __init__(self, seed=None):
+        super().__init__()
+        if seed is None:
+            lo, hi = entropy_words(2)
+            seed = lo | hi << 32
+        self._slots = array("Q", [0] * _SLOTS)
+        self._slots[SEED] = _validate.uint64(seed, "seed")
+        self._exhausted = False  # the offset is 2**64: every subsequence was used
+
+    def _init_empty(self, state):
+        self._slots = array("Q", [0] * _SLOTS)
+        self._exhausted = False
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def seed(self):
+        return self._slots[SEED]
+
+    @property
+    def offset(self):
+        """The next fresh subsequence: the counter's high 64 bits for the next draw."""
+        return _U64 if self._exhausted else self._slots[OFFSET]
+
+    @property
+    def words(self):
+        """Words of subsequence ``offset`` already read through the word interface."""
+        return 4 * self._slots[BLOCK] + self._slots[INDEX]
+
+    @property
+    def state(self):
+        """``{"engine": "philox", "seed", "offset"}``, plus ``"words"`` when the word
+        interface stopped inside subsequence ``offset``."""
+        with self.lock:
+            state = {"engine": ENGINE, "seed": self.seed, "offset": self.offset}
+            if self.words:
+                state["words"] = self.words
+            return state
+
+    def set_state(self, state):
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be a dict with keys {_STATE_KEYS}, got {type(state).__name__}")
+        if state.get("engine") != ENGINE:
+            raise ValueError(
+                f"state is for engine {state.get('engine')!r}, this engine is {ENGINE!r}")
+        missing = [k for k in _STATE_KEYS if k not in state]
+        if missing:
+            raise ValueError(f"state is missing the keys {missing}; got keys {sorted(state)}")
+        extra = sorted(set(state) - set(_STATE_KEYS) - {"words"})
+        if extra:
+            raise ValueError(f"state has unknown keys {extra}; expected {_STATE_KEYS} (+ 'words')")
+        seed = _validate.uint64(state["seed"], "state['seed']")
+        offset = _validate.integer(state["offset"], "state['offset']")
+        # 2**64 is the state after the very last draw: valid, but exhausted.
+        if not 0 <= offset <= _U64:
+            raise ValueError(f"state['offset'] must be in [0, 2**64], got {offset}")
+        words = _validate.integer(state.get("words", 0), "state['words']")
+        if not 0 <= words < _WORDS_PER_OFFSET:
+            raise ValueError(f"state['words'] must be in [0, 2**66), got {words}")
+        if offset == _U64 and words:
+            raise ValueError("state['words'] must be 0 when state['offset'] is 2**64")
+        with self.lock:
+            self._set_position(offset * _WORDS_PER_OFFSET + words)
+            self._slots[SEED] = seed
+
+    def _position(self):
+        """Words read since counter (0, 0), as one integer (offset * 2**66 + words)."""
+        return self.offset * _WORDS_PER_OFFSET + self.words
+
+    def _set_position(self, position):
+        offset, words = divmod(position, _WORDS_PER_OFFSET)
+        self._exhausted = offset >= _U64
+        s = self._slots
+        s[OFFSET] = 0 if self._exhausted else offset
+        s[BLOCK], s[INDEX] = divmod(words, 4)
+        s[VALID] = 0
+
+    def advance(self, n):
+        """Move ``n`` words ahead in the word stream (any n >= 0); returns self.
+
+        ``advance(2**66)`` is one whole subsequence: the next Generator draw
+        then uses the offset after the one it would have used.
+        """
+        n = _validate.integer(n, "n")
+        if n < 0:
+            raise ValueError(f"n must be >= 0, got {n}")
+        with self.lock:
+            position = self._position() + n
+            if position > _U64 * _WORDS_PER_OFFSET:
+                raise OverflowError("advance would move past the last of the 2**64 subsequences")
+            self._set_position(position)
+        return self
+
+    def jumped(self, jumps=1):
+        """A copy ``jumps`` whole subsequences (``jumps * 2**66`` words) ahead."""
+        jumps = _validate.integer(jumps, "jumps")
+        if jumps < 0:
+            raise ValueError(f"jumps must be >= 0, got {jumps}")
+        return self.__copy__().advance(jumps * _WORDS_PER_OFFSET)
+
+    def __repr__(self):
+        return f"Philox(seed={self.seed}, offset={self.offset})"
+
+    # -- draws --------------------------------------------------------------------------------
+
+    def reserve(self, plan, backend):
+        s = self._slots
+        with self.lock:
+            if self._exhausted:
+                raise OverflowError(
+                    "this generator has used all 2**64 offsets of its seed; reseed it")
+            offset = s[OFFSET]
+            if s[BLOCK] or s[INDEX]:  # the word interface read part of it: skip to the next
+                if offset == _U64 - 1:
+                    raise OverflowError(
+                        "this generator has used all 2**64 offsets of its seed; reseed it")
+                offset += 1
+                s[BLOCK] = s[INDEX] = s[VALID] = 0
+            if offset == _U64 - 1:
+                self._exhausted = True
+                s[OFFSET] = 0
+            else:
+                s[OFFSET] = offset + 1
+            return s[SEED], (0, offset), None
+
+    def random_raw(self, size=None, output=True):
+        """The next words of the word stream (uint32), from the current position."""
+        shape = _validate.shape(size)
+        n = _validate.elements(shape)
+        out = np.empty(shape, dtype=np.uint32)
+        raw = resolve_backend("auto").kernel("raw")
+        with self.lock:
+            if self._exhausted and n:
+                raise OverflowError("this engine has read all 2**64 subsequences; reseed it")
+            s = self._slots
+            skip = s[INDEX]
+            if n:
+                buf = np.empty(n + skip, dtype=np.uint32)
+                raw(buf, s[SEED], s[BLOCK], s[OFFSET])
+                out.reshape(-1)[:] = buf[skip:]
+                self._set_position(self._position() + n)
+        if not output:
+            return None
+        return out[()] if size is None else out
+
+    def _make_capsule(self):
+        native = resolve_backend("native")  # BackendUnavailableError says why not
+        return native.module.philox_bitgen(self._slots)
