@@ -10,18 +10,21 @@ import os
 import sys
 import traceback
 
-from pybind11.setup_helpers import Pybind11Extension, build_ext
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
 from setuptools import setup
 
 # No fused multiply-add anywhere: it changes float bits (docs/spec.md section 3).
 EXTRA_COMPILE_ARGS = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-pthread"]
+
+# Compile the C++ files in parallel (one job per CPU; ASCEND_RAND_BUILD_JOBS overrides).
+ParallelCompile("ASCEND_RAND_BUILD_JOBS", default=0).install()
 
 ext_modules = [
     Pybind11Extension(
         "ascend_rand._native",
         ["csrc/bindings.cpp", "csrc/kernels.cpp",
          "csrc/kernels_bits.cpp", "csrc/bindings_bits.cpp",
-         "csrc/bindings_mt.cpp"],
+         "csrc/bindings_mt.cpp", "csrc/bindings_bitgen.cpp"],
         include_dirs=["csrc"],
         depends=[os.path.join("csrc", f) for f in os.listdir("csrc") if f.endswith(".h")],
         cxx_std=17,
@@ -67,7 +70,8 @@ class OptionalBuildExt(build_ext):
 
 
 setup(
-    packages=["ascend_rand", "ascend_rand.benchmarks", "ascend_rand.fallback"],
+    packages=["ascend_rand", "ascend_rand.backend", "ascend_rand.benchmarks",
+              "ascend_rand.distributions", "ascend_rand.engines", "ascend_rand.fallback"],
     package_dir={"ascend_rand": "ascend_rand", "ascend_rand.fallback": "fallback"},
     ext_modules=ext_modules,
     cmdclass={"build_ext": OptionalBuildExt},
