@@ -1,23 +1,24 @@
 """ascend_rand: reproducible random numbers for Ascend NPU users.
 
-Philox4x32-10 streams in the layout of TensorFlow's and Ascend's stateless
-operators, and MT19937 streams equal to std::mt19937 and numpy's; uniforms,
-integers, ziggurat / Box-Muller / truncated normals, Bernoulli bits and
-torch_npu-format dropout masks, permutations.  Bit for bit the same from the
-native C++ core and the NumPy fallback, at any thread count.  See
-docs/spec.md for the stream format.
+Three axes, each a folder (docs/architecture.md):
+
+- ``engines``: Philox4x32-10 streams in the layout of TensorFlow's and Ascend's
+  stateless operators (``Philox``), and MT19937 streams equal to std::mt19937
+  and numpy's (``MT19937``); both are numpy BitGenerators too;
+- ``distributions``: uniforms, integers, ziggurat / Box-Muller / truncated
+  normals, Bernoulli bits and torch_npu-format dropout masks, permutations;
+- ``backend``: the native C++ core and the NumPy mirror, bit for bit the
+  same at any thread count.
+
+``Generator`` and ``stateless`` are the front doors; docs/spec.md is the
+stream format.
 """
 
 from . import stateless
-from ._backends import (
-    BackendUnavailableError,
-    backends,
-    get_num_threads,
-    set_num_threads,
-)
-from ._bits import apply_mask, unpack_mask
+from .backend import BackendUnavailableError, backends, get_num_threads, set_num_threads
+from .distributions.bernoulli import apply_mask, unpack_mask
+from .engines import MT19937, Philox
 from .generator import Generator
-from .mt19937 import MT19937
 
 __version__ = "0.1.0"
 
@@ -28,6 +29,7 @@ __all__ = [
     "BackendUnavailableError",
     "Generator",
     "MT19937",
+    "Philox",
     "STREAM_FORMAT",
     "apply_mask",
     "backends",

@@ -19,13 +19,16 @@ RAW_DTYPES = {"uint32": np.dtype(np.uint32), "uint64": np.dtype(np.uint64)}
 
 _ALL = {**FLOAT_DTYPES, **INT_DTYPES}
 
-# The unsigned integer view a backend writes into for each output dtype.
+# Every dtype a plan names, to NumPy (bool: Bernoulli bits).
+NUMPY = {**_ALL, "bool": np.dtype(np.bool_)}
+
+# The unsigned view a backend writes into, for the dtypes whose kernels write bits
+# (16-bit floats, signed integers); the other dtypes are written as they are.
 BITS_VIEW = {
-    "float32": np.dtype(np.float32),
-    "float64": np.dtype(np.float64),
     "float16": np.dtype(np.uint16),
     "bfloat16": np.dtype(np.uint16),
-    **{name: np.dtype(f"uint{dt.itemsize * 8}") for name, dt in INT_DTYPES.items()},
+    **{name: np.dtype(f"uint{dt.itemsize * 8}") for name, dt in INT_DTYPES.items()
+       if dt.kind == "i"},
 }
 
 

@@ -67,6 +67,11 @@ def shape(value):
     return tuple(dims)
 
 
+def elements(shape):
+    """The element count of a checked shape."""
+    return math.prod(shape)
+
+
 def counter(value):
     """A Philox counter ``(lo64, hi64)``, each half in [0, 2**64)."""
     if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
@@ -98,19 +103,8 @@ def finite_float(value, name):
     return v
 
 
-def out_array(out, shape_, dtype, what):
-    """Check an ``out=`` array: exact dtype, shape, writable, C-contiguous.
-
-    Returns the shape to draw (``out.shape`` when ``shape_`` is None).
-    """
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"{what}: out must be a numpy.ndarray, got {type(out).__name__}")
-    if out.dtype != dtype:
-        raise TypeError(f"{what}: out has dtype {out.dtype}, expected {dtype}")
-    if shape_ is not None and tuple(out.shape) != shape_:
-        raise ValueError(f"{what}: out has shape {out.shape}, expected {shape_}")
-    if not out.flags.writeable:
-        raise ValueError(f"{what}: out is not writable")
-    if not out.flags.c_contiguous:
-        raise ValueError(f"{what}: out must be C-contiguous (strides {out.strides})")
-    return tuple(out.shape)
+def flag(value, name, what):
+    """A bool flag: TypeError for anything but True/False."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what}: {name} must be a bool, got {value!r}")
+    return bool(value)

@@ -224,7 +224,7 @@ def distributions(rows, names, tf):
 
         def mask(b=b):
             n, p_drop = 1000, 0.1
-            got = stateless.dropout_mask((n,), p_drop, 11, (0, 2), backend=b)
+            got = stateless.dropout_mask((n,), 11, p_drop, (0, 2), backend=b)
             words = stateless.raw((n,), 11, (0, 2), backend=b).astype(np.float64)
             keep = np.float32(1.0 - p_drop)
             bits = ((words + 0.5) * 2.0 ** -32).astype(np.float32) < keep  # the Ascend rule

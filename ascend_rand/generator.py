@@ -1,216 +1,211 @@
-"""The stateful Generator: an engine plus an offset (docs/spec.md sections 2 and 6).
+"""The stateful Generator: an engine, a backend, and numpy.random.Generator's methods.
 
-Philox (the default): a draw made at offset ``o`` reads the stream
+Philox (the default engine): a draw made at offset ``o`` reads the stream
 ``counter = (0, o)`` and then sets the offset to ``o + 1``: every call owns a
-fresh subsequence of 2**66 words, whatever its size.  This is TensorFlow's
-``StatelessRandom*V2(key=[seed], counter=[0, o])`` and what torch_npu passes
-to Ascend's stateless operators.
+fresh subsequence of 2**66 words, whatever its size (docs/spec.md section 2.4).
+MT19937: a draw takes the next words of the engine (section 6.9).
 
-MT19937: a draw takes the next words of the engine (all its streams
-interleaved), and the offset only names the draw's retry region.
+Each method checks its arguments once and builds a plan
+(``ascend_rand.distributions``); plans for repeated arguments are cached, so a
+small draw costs little more than the kernel call.
 """
 
-import os
-import threading
+import math
 
-from . import _backends, _bits, _draws, _mt_draws, _validate
-from .mt19937 import MT19937
+from . import engines
+from .backend import resolve as resolve_backend
+from .distributions.bernoulli import plan_bernoulli, plan_dropout_mask
+from .distributions.normal import plan_normal, plan_truncated_normal
+from .distributions.permutation import plan_choice, plan_permutation, plan_shuffle
+from .distributions.uniform import plan_integers, plan_raw, plan_uniform
+from .engines import Engine
 
-ENGINES = ("philox", "mt19937")
-_STATE_KEYS = ("engine", "seed", "offset")
-_MT_STATE_KEYS = ("engine", "mt", "retry_key", "offset")
-
-
-def _entropy_seed():
-    """64 bits from the operating system's entropy source."""
-    return int.from_bytes(os.urandom(8), "little")
-
-
-def _mt_entropy_seed():
-    """128 bits from the OS as four uint32 words, for ``init_by_array``."""
-    return [int.from_bytes(os.urandom(4), "little") for _ in range(4)]
+# Plans of argument tuples seen before (only plain Python ints/floats/strings).
+_PLANS = {}
+_MAX_PLANS = 4096
 
 
-def _check_engine(engine):
-    if isinstance(engine, MT19937):
-        return "mt19937"
-    if not isinstance(engine, str):
-        raise TypeError(
-            f"engine must be one of {ENGINES} or an MT19937 instance, got {engine!r}")
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
-    return engine
+def cache_key(name, size, args, numbers=(int, float)):
+    """A key under which the plan of these arguments may be cached, or None.
+
+    Only arguments whose equality means "the same plan": ints (not bools) and,
+    where ``numbers`` allows, floats (except -0.0, which equals 0.0 but can
+    change a result's sign), strings and None; sizes of ints.
+    """
+    ts = type(size)
+    if ts is tuple:
+        for d in size:
+            if type(d) is not int:
+                return None
+    elif ts is not int and size is not None:
+        return None
+    for a in args:
+        ta = type(a)
+        if ta is str or a is None:
+            continue
+        if ta not in numbers or (ta is float and a == 0.0 and math.copysign(1.0, a) < 0):
+            return None
+    return (name, size) + args
+
+
+def cached(key, build):
+    """The plan cached under ``key``, built by ``build()`` the first time (key None: no cache)."""
+    if key is None:
+        return build()
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = build()
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return plan
+
+
+def _engine_for(seed, engine, streams, backend):
+    if isinstance(engine, Engine):
+        if seed is not None or streams != 1:
+            raise ValueError("seed and streams belong to the engine object passed as engine")
+        return engine
+    return engines.by_name(engine).create(seed, streams=streams, backend=backend)
 
 
 class Generator:
-    """Random numbers from a Philox4x32-10 or an MT19937 engine.
+    """Random numbers from an engine (Philox4x32-10 by default, or MT19937) on a backend.
 
-    ``engine="philox"`` (default): the stream ``(seed, counter = (0, offset))``;
-    ``seed`` is a uint64, ``seed=None`` takes 64 bits from the OS.
-    ``engine="mt19937"``: ``MT19937(seed, streams)`` (an int seed in [0, 2**32)
-    is ``std::mt19937``'s, a sequence numpy's ``RandomState``'s; ``None`` takes
-    128 bits from the OS); an ``MT19937`` instance may be passed as ``engine``
-    and is then shared, like a numpy BitGenerator.  ``backend`` is "auto"
-    (native where built), "native" or "numpy"; every backend gives the same
-    bits.  Methods follow ``numpy.random.Generator``; ``shape=None`` draws a
-    scalar.
+    ``engine`` is a registered name ("philox", "mt19937") or an engine object
+    (``ascend_rand.Philox(seed)``, ``ascend_rand.MT19937(seed, streams)``),
+    which is then shared, like a numpy BitGenerator.  With a name, ``seed``
+    (and ``streams`` for MT19937) seed a new engine: a uint64 Philox key, an
+    MT19937 integer or sequence seed; None takes entropy from the OS.
+    ``backend`` is "auto" (native where built), "native" or "numpy": every
+    backend gives the same bits.  Methods follow ``numpy.random.Generator``
+    (``size=None`` draws a scalar); floats default to float32.
+
+    >>> import ascend_rand as ar
+    >>> g = ar.Generator(1234)
+    >>> g.random(3).dtype
+    dtype('float32')
+    >>> g.state
+    {'engine': 'philox', 'seed': 1234, 'offset': 1}
     """
 
     def __init__(self, seed=None, engine="philox", backend="auto", streams=1):
-        self._engine = _check_engine(engine)
-        self._backend, self._kernels = _backends.resolve(backend)
-        self._offset = 0
-        self._lock = threading.Lock()
-        self._mt = None
-        if self._engine == "philox":
-            if streams != 1:
-                raise ValueError(f"streams is an MT19937 option; the Philox engine got {streams!r}")
-            self._seed = _entropy_seed() if seed is None else _validate.uint64(seed, "seed")
-            return
-        if isinstance(engine, MT19937):
-            if seed is not None or streams != 1:
-                raise ValueError("seed and streams belong to the MT19937 instance passed as engine")
-            self._mt = engine
-        else:
-            self._mt = MT19937(_mt_entropy_seed() if seed is None else seed, streams, backend)
-        self._seed = seed
-        self._kernels = _mt_draws.MTKernels(self._kernels)
-        self._retry_key = _mt_draws.retry_key_of(self._mt.state)
+        self._backend = resolve_backend(backend)
+        self._engine = _engine_for(seed, engine, streams, self._backend.name)
+
+    def __reduce__(self):
+        return _restore, (self._engine, self._backend.name)
 
     # -- state -------------------------------------------------------------------------------
 
     @property
+    def engine(self):
+        """The engine object (shared with whoever else holds it)."""
+        return self._engine
+
+    bit_generator = engine  # numpy's name
+
+    @property
     def seed(self):
-        return self._seed
+        """The Philox key (None for other engines)."""
+        return getattr(self._engine, "seed", None)
 
     @property
     def offset(self):
-        """The counter's high 64 bits for the next draw."""
-        return self._offset
+        """Philox: the counter's high 64 bits for the next draw; MT19937: draws made."""
+        return self._engine.offset
 
     @property
     def backend(self):
-        return self._backend
-
-    @property
-    def engine(self):
-        return self._engine
-
-    @property
-    def mt19937(self):
-        """The MT19937 engine (None for Philox)."""
-        return self._mt
+        return self._backend.name
 
     @property
     def state(self):
-        """A plain dict that ``set_state`` restores exactly.
-
-        Philox: ``{"engine", "seed", "offset"}``; MT19937: ``{"engine", "mt"
-        (the engine's state), "retry_key", "offset"}``.
-        """
-        with self._lock:
-            if self._mt is None:
-                return {"engine": self._engine, "seed": self._seed, "offset": self._offset}
-            return {"engine": self._engine, "mt": self._mt.state, "retry_key": self._retry_key,
-                    "offset": self._offset}
+        """The engine's state dict, which ``set_state`` restores exactly."""
+        return self._engine.state
 
     def set_state(self, state):
-        keys = _STATE_KEYS if self._mt is None else _MT_STATE_KEYS
-        if not isinstance(state, dict):
-            raise TypeError(f"state must be a dict with keys {keys}, got {type(state).__name__}")
-        if state.get("engine") != self._engine:
-            raise ValueError(
-                f"state is for engine {state.get('engine')!r}, this generator is {self._engine!r}"
-            )
-        missing = [k for k in keys if k not in state]
-        if missing:
-            raise ValueError(f"state is missing the keys {missing}; got keys {sorted(state)}")
-        extra = sorted(set(state) - set(keys))
-        if extra:
-            raise ValueError(f"state has unknown keys {extra}; expected {keys}")
-        offset = _validate.integer(state["offset"], "state['offset']")
-        # 2**64 is the state after the very last draw: valid, but exhausted.
-        if not 0 <= offset <= _validate.U64_LIMIT:
-            raise ValueError(f"state['offset'] must be in [0, 2**64], got {offset}")
-        if self._mt is None:
-            seed = _validate.uint64(state["seed"], "state['seed']")
-            with self._lock:
-                self._seed, self._offset = seed, offset
-            return
-        retry_key = _validate.uint64(state["retry_key"], "state['retry_key']")
-        with self._lock:
-            self._mt.set_state(state["mt"])  # validates, and changes nothing if it refuses
-            self._retry_key, self._offset = retry_key, offset
-
-    def _reserve(self):
-        """The next offset: (0, o), then offset = o + 1 (call with the lock held)."""
-        offset = self._offset
-        if offset >= _validate.U64_LIMIT:
-            raise OverflowError(
-                "this generator has used all 2**64 offsets of its seed; reseed it"
-            )
-        self._offset = offset + 1
-        return (0, offset)
-
-    def _run(self, draw):
-        if self._mt is None:
-            with self._lock:
-                counter = self._reserve()
-            return draw.run(self._kernels, self._seed, counter)
-        # The engine's words and the offset advance together, under one lock.
-        with self._lock:
-            counter = self._reserve()
-            words = self._mt._words(draw.words_needed())
-        return draw.run(self._kernels, self._retry_key, counter, words)
+        self._engine.set_state(state)
 
     def __repr__(self):
-        if self._mt is not None:
-            return (f"Generator(engine={self._mt!r}, backend={self._backend!r}, "
-                    f"offset={self._offset})")
-        return (
-            f"Generator(seed={self._seed}, engine={self._engine!r}, "
-            f"backend={self._backend!r}, offset={self._offset})"
-        )
+        return f"Generator(engine={self._engine!r}, backend={self._backend.name!r})"
+
+    def _draw(self, plan):
+        key, counter, words = self._engine.reserve(plan, self._backend)
+        if words is not None:
+            kernel = self._engine.kernel(plan.kernel)
+            if kernel != plan.kernel:
+                plan = plan.with_kernel(kernel)
+        return self._backend.run(plan, key, counter, words)
 
     # -- draws -------------------------------------------------------------------------------
 
-    def raw(self, shape=None, dtype="uint32", out=None):
+    def raw(self, size=None, dtype="uint32", out=None):
         """Stream words: uint32 word i, or uint64 (word 2i << 32) | word 2i+1."""
-        return self._run(_draws.prepare_raw(shape, dtype, out))
+        if out is None:
+            plan = cached(cache_key("raw", size, (dtype,)), lambda: plan_raw(size, dtype))
+        else:
+            plan = plan_raw(size, dtype, out, self._backend)
+        return self._draw(plan)
 
-    def random(self, shape=None, dtype="float32", out=None):
+    def random(self, size=None, dtype="float32", out=None):
         """Uniform [0, 1) in float32/float16/bfloat16/float64 (mantissa fill, docs/spec.md 3)."""
-        return self._run(_draws.prepare_uniform(shape, dtype, 0.0, 1.0, out, "random"))
+        if out is None:
+            plan = cached(cache_key("random", size, (dtype,)),
+                          lambda: plan_uniform(size, dtype, 0.0, 1.0, what="random"))
+        else:
+            plan = plan_uniform(size, dtype, 0.0, 1.0, out, self._backend, "random")
+        return self._draw(plan)
 
-    def uniform(self, low=0.0, high=1.0, shape=None, dtype="float32", out=None):
+    def uniform(self, low=0.0, high=1.0, size=None, dtype="float32", out=None):
         """Uniform [low, high) as fl(fl(x * fl(high - low)) + low) in ``dtype``.
 
         As with numpy, rounding can return ``high`` itself for some ranges.
         """
-        return self._run(_draws.prepare_uniform(shape, dtype, low, high, out))
+        if out is None:
+            plan = cached(cache_key("uniform", size, (dtype, low, high)),
+                          lambda: plan_uniform(size, dtype, low, high))
+        else:
+            plan = plan_uniform(size, dtype, low, high, out, self._backend)
+        return self._draw(plan)
 
-    def integers(self, low, high=None, shape=None, dtype="int64", endpoint=False, out=None):
+    def integers(self, low, high=None, size=None, dtype="int64", endpoint=False, out=None):
         """Integers in [low, high) (``endpoint=True``: [low, high]); ``high=None``: [0, low).
 
-        Fixed words per element, bias below 2**-32 (docs/spec.md section 3).
+        Fixed words per element, bias below 2**-32 (docs/spec.md section 3.5).
         """
-        return self._run(_draws.prepare_integers(shape, dtype, low, high, endpoint, out))
+        if out is None and type(endpoint) is bool:
+            plan = cached(cache_key("integers", size, (dtype, low, high, int(endpoint)), (int,)),
+                          lambda: plan_integers(size, dtype, low, high, endpoint))
+        else:
+            plan = plan_integers(size, dtype, low, high, endpoint, out, self._backend)
+        return self._draw(plan)
 
-    def normal(self, loc=0.0, scale=1.0, shape=None, dtype="float32", method="ziggurat", out=None):
+    def normal(self, loc=0.0, scale=1.0, size=None, dtype="float32", method="ziggurat", out=None):
         """Normal(loc, scale): fl(fl(z * scale) + loc), z by "ziggurat" or "box_muller".
 
         float16/bfloat16 are computed in float32 and rounded once; float64 uses
         the 64-bit variants (docs/spec.md section 5).
         """
-        return self._run(_draws.prepare_normal(shape, dtype, loc, scale, method, out))
+        if out is None:
+            plan = cached(cache_key("normal", size, (dtype, loc, scale, method)),
+                          lambda: plan_normal(size, dtype, loc, scale, method))
+        else:
+            plan = plan_normal(size, dtype, loc, scale, method, out, self._backend)
+        return self._draw(plan)
 
-    def standard_normal(self, shape=None, dtype="float32", method="ziggurat", out=None):
+    def standard_normal(self, size=None, dtype="float32", method="ziggurat", out=None):
         """Normal(0, 1); see ``normal``."""
-        return self._run(
-            _draws.prepare_normal(shape, dtype, 0.0, 1.0, method, out, "standard_normal")
-        )
+        if out is None:
+            plan = cached(cache_key("standard_normal", size, (dtype, method)),
+                          lambda: plan_normal(size, dtype, 0.0, 1.0, method,
+                                              what="standard_normal"))
+        else:
+            plan = plan_normal(size, dtype, 0.0, 1.0, method, out, self._backend,
+                               "standard_normal")
+        return self._draw(plan)
 
-    def truncated_normal(self, loc=0.0, scale=1.0, a=-2.0, b=2.0, shape=None, dtype="float32",
+    def truncated_normal(self, loc=0.0, scale=1.0, a=-2.0, b=2.0, size=None, dtype="float32",
                          out=None):
         """Normal(loc, scale) restricted to [loc + a*scale, loc + b*scale].
 
@@ -218,43 +213,64 @@ class Generator:
         convention; the default is TensorFlow's cut at 2 sigma); either may be
         infinite.  Exact rejection sampling, bit-identical on every backend.
         """
-        return self._run(_draws.prepare_truncated_normal(shape, dtype, loc, scale, a, b, out))
+        if out is None:
+            plan = cached(cache_key("truncated_normal", size, (dtype, loc, scale, a, b)),
+                          lambda: plan_truncated_normal(size, dtype, loc, scale, a, b))
+        else:
+            plan = plan_truncated_normal(size, dtype, loc, scale, a, b, out, self._backend)
+        return self._draw(plan)
 
-    # -- Bernoulli bits, dropout masks, permutations (docs/spec.md sections 4 and 4A) --------------------------
+    # -- Bernoulli bits, dropout masks, permutations (docs/spec.md sections 4 and 4A) ----------
 
-    def bernoulli(self, p, shape=None, packed=False, *, out=None):
+    def bernoulli(self, p, size=None, packed=False, *, out=None):
         """Bits that are 1 with probability ``p``: bit i = f(word i) < fl32(p).
 
-        ``p`` is a number or an array broadcast to ``shape`` (``shape=None``:
+        ``p`` is a number or an array broadcast to ``size`` (``size=None``:
         p's shape).  ``packed=False`` gives a bool array; ``packed=True`` the
         Ascend mask: uint8, bit i at byte i // 8, least significant bit first,
         ceil(n / 128) * 16 bytes with zero padding.
         """
-        return self._run(_bits.prepare_bernoulli(p, shape, packed, out))
+        if out is None and type(packed) is bool:
+            plan = cached(cache_key("bernoulli", size, (p, int(packed))),
+                          lambda: plan_bernoulli(p, size, packed))
+        else:
+            plan = plan_bernoulli(p, size, packed, out, self._backend)
+        return self._draw(plan)
 
-    def dropout_mask(self, shape, p_drop, *, out=None):
-        """The packed keep mask of Ascend's StatelessDropOutGenMask(shape, 1 - p_drop).
+    def dropout_mask(self, size, p_drop, *, out=None):
+        """The packed keep mask of Ascend's StatelessDropOutGenMask(size, 1 - p_drop).
 
         1 = keep, with keep probability fl32(1 - p_drop); feed it to
         ``ascend_rand.apply_mask`` or torch_npu's ``npu_dropout_do_mask``.
         """
-        return self._run(_bits.prepare_dropout_mask(shape, p_drop, out))
+        if out is None:
+            plan = cached(cache_key("dropout_mask", size, (p_drop,)),
+                          lambda: plan_dropout_mask(size, p_drop))
+        else:
+            plan = plan_dropout_mask(size, p_drop, out, self._backend)
+        return self._draw(plan)
 
     def permutation(self, x):
         """An int n: a random permutation of range(n) (int64).  An array: a
-        shuffled copy along axis 0.  numpy's semantics; keys per docs/spec.md sections 4 and 4A.
+        shuffled copy along axis 0.  numpy's semantics; keys per docs/spec.md 4A.
         """
-        return self._run(_bits.prepare_permutation(x))
+        return self._draw(plan_permutation(x))
 
-    def shuffle(self, array):
-        """Shuffle a writable ndarray in place along axis 0 (the permutation of len(array))."""
-        self._run(_bits.prepare_shuffle(array))
+    def shuffle(self, x):
+        """Shuffle a writable ndarray in place along axis 0 (the permutation of len(x))."""
+        self._draw(plan_shuffle(x))
 
     def choice(self, a, size=None, replace=True, p=None):
-        """numpy's Generator.choice for an int or 1-D ``a``.
+        """numpy's Generator.choice for an int or 1-D ``a`` (docs/spec.md section 4A.2).
 
-        Without replacement and p: the first ``size`` entries of the permutation
-        (``choice(n, k, replace=False) == permutation(n)[:k]`` from the same
-        state).  With p: inverse CDF (replace) or Efraimidis-Spirakis keys.
+        Without replacement and p: the first ``size`` entries of a uniformly
+        random permutation; time and memory grow with ``size``, not with
+        ``a``, when ``size`` is much smaller.  With p: inverse CDF (replace) or
+        Efraimidis-Spirakis keys.
         """
-        return self._run(_bits.prepare_choice(a, size, replace, p))
+        return self._draw(plan_choice(a, size, replace, p))
+
+
+def _restore(engine, backend):
+    """Unpickle a Generator (its engine was pickled with it)."""
+    return Generator(engine=engine, backend=backend)

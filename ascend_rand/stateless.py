@@ -1,73 +1,127 @@
-"""Stateless draws: pure functions of (shape, key, counter, parameters).
+"""Stateless draws: pure functions of (size, key, counter, parameters).
 
 TensorFlow's ``tf.random.stateless_*`` / ``StatelessRandom*V2(alg=1)`` and
 Ascend's stateless operators: ``key`` is the uint64 Philox key (seed),
 ``counter`` the pair ``(lo64, hi64)``; element i reads word i of the stream
 (docs/spec.md section 2).  ``Generator`` draws are these with
-``counter = (0, offset)``.
+``counter = (0, offset)``.  Arguments come in one order everywhere: size,
+key, the distribution's required parameters, counter, its optional ones.
+
+>>> import ascend_rand as ar
+>>> u = ar.stateless.uniform(4, key=1234, counter=(0, 0))
+>>> bool((u == ar.Generator(1234).random(4)).all())
+True
 """
 
-from . import _backends, _bits, _draws, _validate
+from . import _validate
+from .backend import resolve as resolve_backend
+from .distributions.bernoulli import plan_bernoulli, plan_dropout_mask
+from .distributions.normal import plan_normal, plan_truncated_normal
+from .distributions.permutation import plan_choice, plan_permutation, plan_shuffle
+from .distributions.uniform import plan_integers, plan_raw, plan_uniform
+from .generator import cache_key, cached
+
+_U64 = 1 << 64
 
 
-def _run(draw, key, counter, backend):
-    key = _validate.uint64(key, "key")
-    counter = _validate.counter(counter)
-    _, kernels = _backends.resolve(backend)
-    return draw.run(kernels, key, counter)
+def _stream(key, counter):
+    """(key, counter) checked: a uint64 and a pair of uint64s."""
+    if type(key) is not int or not 0 <= key < _U64:
+        key = _validate.uint64(key, "key")
+    if (type(counter) is not tuple or len(counter) != 2 or type(counter[0]) is not int
+            or type(counter[1]) is not int or not 0 <= counter[0] < _U64
+            or not 0 <= counter[1] < _U64):
+        counter = _validate.counter(counter)
+    return key, counter
 
 
-def raw(shape, key, counter=(0, 0), dtype="uint32", *, backend="auto", out=None):
+def _run(name, args, build, size, key, counter, backend, out):
+    b = resolve_backend(backend)
+    if out is None:
+        plan = cached(cache_key(name, size, args), lambda: build(None, None))
+    else:
+        plan = build(out, b)
+    key, counter = _stream(key, counter)
+    return b.run(plan, key, counter)
+
+
+def raw(size, key, counter=(0, 0), dtype="uint32", *, backend="auto", out=None):
     """Stream words: uint32 word i, or uint64 ``(word 2i << 32) | word 2i+1``."""
-    return _run(_draws.prepare_raw(shape, dtype, out), key, counter, backend)
+    return _run("raw", (dtype,), lambda o, b: plan_raw(size, dtype, o, b),
+                size, key, counter, backend, out)
 
 
-def uniform(shape, key, counter=(0, 0), low=0.0, high=1.0, dtype="float32", *,
+def uniform(size, key, counter=(0, 0), low=0.0, high=1.0, dtype="float32", *,
             backend="auto", out=None):
     """Uniform [low, high); equals ``StatelessRandomUniformV2`` for [0, 1)."""
-    return _run(_draws.prepare_uniform(shape, dtype, low, high, out), key, counter, backend)
+    return _run("uniform", (dtype, low, high),
+                lambda o, b: plan_uniform(size, dtype, low, high, o, b),
+                size, key, counter, backend, out)
 
 
-def integers(shape, key, low, high=None, counter=(0, 0), dtype="int64", *, endpoint=False,
+def integers(size, key, low, high=None, counter=(0, 0), dtype="int64", *, endpoint=False,
              backend="auto", out=None):
-    """Integers in [low, high) (``high=None``: [0, low)), docs/spec.md section 3."""
-    return _run(_draws.prepare_integers(shape, dtype, low, high, endpoint, out), key, counter,
-                backend)
+    """Integers in [low, high) (``high=None``: [0, low)), docs/spec.md section 3.5."""
+    b = resolve_backend(backend)
+    if out is None and type(endpoint) is bool:
+        plan = cached(cache_key("integers", size, (dtype, low, high, int(endpoint)), (int,)),
+                      lambda: plan_integers(size, dtype, low, high, endpoint))
+    else:
+        plan = plan_integers(size, dtype, low, high, endpoint, out, b)
+    key, counter = _stream(key, counter)
+    return b.run(plan, key, counter)
 
 
-def normal(shape, key, counter=(0, 0), loc=0.0, scale=1.0, dtype="float32", method="ziggurat", *,
+def normal(size, key, counter=(0, 0), loc=0.0, scale=1.0, dtype="float32", method="ziggurat", *,
            backend="auto", out=None):
     """Normal(loc, scale); method "box_muller" is TensorFlow's StatelessRandomNormalV2 pairing."""
-    return _run(_draws.prepare_normal(shape, dtype, loc, scale, method, out), key, counter, backend)
+    return _run("normal", (dtype, loc, scale, method),
+                lambda o, b: plan_normal(size, dtype, loc, scale, method, o, b),
+                size, key, counter, backend, out)
 
 
-def truncated_normal(shape, key, counter=(0, 0), loc=0.0, scale=1.0, a=-2.0, b=2.0,
+def truncated_normal(size, key, counter=(0, 0), loc=0.0, scale=1.0, a=-2.0, b=2.0,
                      dtype="float32", *, backend="auto", out=None):
     """Normal(loc, scale) restricted to [loc + a*scale, loc + b*scale] (a, b in sigmas)."""
-    return _run(_draws.prepare_truncated_normal(shape, dtype, loc, scale, a, b, out), key, counter,
-                backend)
+    return _run("truncated_normal", (dtype, loc, scale, a, b),
+                lambda o, be: plan_truncated_normal(size, dtype, loc, scale, a, b, o, be),
+                size, key, counter, backend, out)
 
 
-def bernoulli(shape, key, p, counter=(0, 0), packed=False, *, backend="auto", out=None):
-    """Bits that are 1 with probability p (a number or an array broadcast to shape)."""
-    return _run(_bits.prepare_bernoulli(p, shape, packed, out), key, counter, backend)
+def bernoulli(size, key, p, counter=(0, 0), packed=False, *, backend="auto", out=None):
+    """Bits that are 1 with probability p (a number or an array broadcast to size)."""
+    b = resolve_backend(backend)
+    if out is None and type(packed) is bool:
+        plan = cached(cache_key("bernoulli", size, (p, int(packed))),
+                      lambda: plan_bernoulli(p, size, packed))
+    else:
+        plan = plan_bernoulli(p, size, packed, out, b)
+    key, counter = _stream(key, counter)
+    return b.run(plan, key, counter)
 
 
-def dropout_mask(shape, p_drop, key, counter=(0, 0), *, backend="auto", out=None):
-    """Ascend's StatelessDropOutGenMask(shape, prob=1 - p_drop, seed=key, offset=counter)."""
-    return _run(_bits.prepare_dropout_mask(shape, p_drop, out), key, counter, backend)
+def dropout_mask(size, key, p_drop, counter=(0, 0), *, backend="auto", out=None):
+    """Ascend's StatelessDropOutGenMask(size, prob=1 - p_drop, seed=key, offset=counter)."""
+    return _run("dropout_mask", (p_drop,), lambda o, b: plan_dropout_mask(size, p_drop, o, b),
+                size, key, counter, backend, out)
 
 
 def permutation(x, key, counter=(0, 0), *, backend="auto"):
     """A permutation of range(x) (int x) or a shuffled copy of x along axis 0."""
-    return _run(_bits.prepare_permutation(x), key, counter, backend)
+    b = resolve_backend(backend)
+    plan = plan_permutation(x)
+    return b.run(plan, *_stream(key, counter))
 
 
-def shuffle(array, key, counter=(0, 0), *, backend="auto"):
+def shuffle(x, key, counter=(0, 0), *, backend="auto"):
     """Shuffle a writable ndarray in place along axis 0."""
-    _run(_bits.prepare_shuffle(array), key, counter, backend)
+    b = resolve_backend(backend)
+    plan = plan_shuffle(x)
+    b.run(plan, *_stream(key, counter))
 
 
 def choice(a, key, counter=(0, 0), size=None, replace=True, p=None, *, backend="auto"):
-    """numpy's Generator.choice semantics for an int or 1-D a (docs/spec.md sections 4 and 4A)."""
-    return _run(_bits.prepare_choice(a, size, replace, p), key, counter, backend)
+    """numpy's Generator.choice semantics for an int or 1-D a (docs/spec.md section 4A.2)."""
+    b = resolve_backend(backend)
+    plan = plan_choice(a, size, replace, p)
+    return b.run(plan, *_stream(key, counter))

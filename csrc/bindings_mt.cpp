@@ -118,7 +118,10 @@ py::array_t<uint64_t> xpow_mod(const std::vector<uint64_t>& e_limbs, const std::
 // MT19937's uniform conversions of the caller's engine words `words` (uint32):
 // `fmt` names the format as for the Philox `uniform` kernel; out is float32,
 // float64, or the uint16 view of float16 / bfloat16.
-void uniform(py::array out, const std::string& fmt, double low, double span, bool scaled,
+// The kernel table's calling convention (out, key, ctr_lo, ctr_hi, ...): uniforms
+// never retry, so the key and counter are accepted and unused.
+void uniform(py::array out, uint64_t /*key*/, uint64_t /*ctr_lo*/, uint64_t /*ctr_hi*/,
+             const std::string& fmt, double low, double span, bool scaled,
              const py::object& words) {
   using ascend_rand::FloatFormat;
   FloatFormat f;
@@ -167,8 +170,9 @@ void bind_mt(py::module_& m) {
         "Rows 1 .. S-1 become row 0 advanced by s * 2**128 words.");
   m.def("mt19937_xpow_mod", &xpow_mod, py::arg("e_limbs"), py::arg("kernel") = "auto",
         "x^e mod p(x) (MT19937's characteristic polynomial) as 312 uint64 words.");
-  m.def("mt19937_uniform", &uniform, py::arg("out"), py::arg("fmt"), py::arg("low"),
-        py::arg("span"), py::arg("scaled"), py::arg("words"),
+  m.def("mt19937_uniform", &uniform, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
+        py::arg("ctr_hi"), py::arg("fmt"), py::arg("low"), py::arg("span"), py::arg("scaled"),
+        py::arg("words") = py::none(),
         "MT19937's uniform conversions of the engine words `words` into out, scaled to "
         "fl(fl(x * span) + low) when `scaled`.");
   m.def("mt19937_square_kernel", [] {

@@ -1,14 +1,22 @@
 """The NumPy backend's kernel table: the same entry points as ``ascend_rand._native``.
 
-Mirrors ``csrc/kernels.cpp``, ``csrc/kernels_bits.cpp`` and their bindings:
-each kernel fills a flat, validated ``out`` from the stream
-``(key, (ctr_lo, ctr_hi))`` or a caller's ``words`` buffer;
-``mt19937_uniform`` converts MT19937 engine words only.
+Mirrors ``csrc/kernels.cpp``, ``csrc/kernels_bits.cpp``, ``csrc/mt19937.h`` and
+their bindings: each draw kernel fills a flat, validated ``out`` from the
+stream ``(key, (ctr_lo, ctr_hi))`` or a caller's ``words`` buffer
+(``mt19937_uniform`` converts MT19937 engine words only); the MT19937 state
+kernels update an engine's (key, pos) arrays in place.
 """
 
 from .bernoulli import bernoulli, bernoulli_packed
 from .distributions import integers, raw, uniform
-from .mt19937 import mt19937_uniform
+from .mt19937 import (
+    mt19937_advance,
+    mt19937_fill,
+    mt19937_jump_streams,
+    mt19937_seed,
+    mt19937_seed_by_array,
+    mt19937_uniform,
+)
 from .normal import normal, truncated_normal
 from .permutation import choice_sparse, permutation, weighted_choice
 
@@ -17,6 +25,11 @@ __all__ = [
     "bernoulli_packed",
     "choice_sparse",
     "integers",
+    "mt19937_advance",
+    "mt19937_fill",
+    "mt19937_jump_streams",
+    "mt19937_seed",
+    "mt19937_seed_by_array",
     "mt19937_uniform",
     "normal",
     "permutation",

@@ -303,8 +303,11 @@ def mt19937_xpow_mod(e_limbs, kernel="auto"):
 _UNIFORM_FORMATS = ("float32", "float64", "float16", "bfloat16")
 
 
-def mt19937_uniform(out, fmt, low, span, scaled, words):
+def mt19937_uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None):
     """MT19937's uniform conversions of the engine words ``words`` (uint32) into ``out``.
+
+    The kernel table's calling convention; uniforms never retry, so ``key``
+    and the counter are unused.
 
     numpy's, as section 6.3 fixes them: float64 is ``genrand_res53`` of words
     2i, 2i+1, float32 ``(w_i >> 8) * 2**-24``; the 16-bit formats take the
@@ -314,6 +317,9 @@ def mt19937_uniform(out, fmt, low, span, scaled, words):
     of a float16 / bfloat16 array; ``fmt`` names the format as for ``uniform``.
     Works in chunks, so the temporaries stay small whatever the draw's size.
     """
+    del key, ctr_lo, ctr_hi
+    if words is None:
+        raise TypeError("mt19937_uniform: words must be a uint32 array (the engine's words)")
     if fmt not in _UNIFORM_FORMATS:
         raise ValueError(f"mt19937_uniform: unknown format {fmt!r}")
     per = 2 if fmt == "float64" else 1

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import ascend_rand
-from ascend_rand import _backends
+from ascend_rand.backend import native as native_backend
 
 DATA = Path(__file__).parent / "data"
 # Shared reference modules (tests/data/*.py) import by name in every test file;
@@ -252,12 +252,12 @@ def restore_threads():
 
 @pytest.fixture
 def no_native(monkeypatch):
-    """Pretend the extension failed to import (what _backends does on ImportError)."""
-    monkeypatch.setattr(_backends, "_native", None)
-    monkeypatch.setattr(_backends, "_import_error", "ImportError: simulated by the test suite")
+    """Pretend the extension failed to import (what backend/native.py does on ImportError)."""
+    monkeypatch.setattr(native_backend, "_native", None)
+    monkeypatch.setattr(native_backend, "_import_error", "ImportError: simulated by the test suite")
     # A build-error note, if one exists in the tree, would take precedence; the
     # reason text is then about the build instead.  Tests read whichever it is.
-    return _backends
+    return native_backend
 
 
 @pytest.fixture(scope="session")

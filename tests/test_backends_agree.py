@@ -55,7 +55,7 @@ def both(fn, **kw):
 @SETTINGS
 @given(shape=shapes, key=keys, counter=counters, dtype=st.sampled_from(["uint32", "uint64"]))
 def test_raw_backends_agree(shape, key, counter, dtype):
-    a, b = both(stateless.raw, shape=shape, key=key, counter=counter, dtype=dtype)
+    a, b = both(stateless.raw, size=shape, key=key, counter=counter, dtype=dtype)
     assert_identical(a, b)
 
 
@@ -103,7 +103,7 @@ def integer_args(draw):
 def test_integers_backends_agree(shape, key, counter, args):
     dtype, low, high, endpoint = args
     a, b = both(
-        stateless.integers, shape=shape, key=key, counter=counter, low=low, high=high, dtype=dtype,
+        stateless.integers, size=shape, key=key, counter=counter, low=low, high=high, dtype=dtype,
         endpoint=endpoint,
     )
     assert_identical(a, b)
@@ -156,7 +156,7 @@ def test_generator_thread_counts_agree(restore_threads):
     for n in (1, 2, 3, 7):
         ascend_rand.set_num_threads(n)
         g = ascend_rand.Generator(2024, backend="native")
-        results.append((g.random(N_BIG), g.integers(0, 10, shape=N_BIG, dtype="uint8")))
+        results.append((g.random(N_BIG), g.integers(0, 10, size=N_BIG, dtype="uint8")))
     for r in results[1:]:
         assert_identical(r[0], results[0][0])
         assert_identical(r[1], results[0][1])
@@ -207,7 +207,7 @@ def test_generator_out_is_filled_in_place(backend, method):
     got = call(g, out=out)
     assert got is out and np.shares_memory(got, out)
     assert g.offset == 1
-    assert_identical(out, call(h, shape=(2, 5, 3)))
+    assert_identical(out, call(h, size=(2, 5, 3)))
 
 
 def test_out_zero_dim_array(backend):

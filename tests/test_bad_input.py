@@ -36,7 +36,7 @@ BAD = [
     ("negative shape entry", lambda g: g.random((2, -3)), ValueError, r"-3"),
     ("negative scalar shape", lambda g: stateless.raw(-1, 1), ValueError, r"-1"),
     ("float shape entry", lambda g: g.random((2, 3.0)), TypeError, r"3\.0"),
-    ("float shape", lambda g: g.integers(5, shape=2.5), TypeError, r"2\.5"),
+    ("float shape", lambda g: g.integers(5, size=2.5), TypeError, r"2\.5"),
     ("bool shape entry", lambda g: g.random((2, True)), TypeError, r"True"),
     ("string shape", lambda g: g.raw("abc"), TypeError, r"abc"),
     ("element count overflows int64", lambda g: g.random((1 << 32, 1 << 32)), ValueError, r"4294967296"),

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ascend_rand
-from ascend_rand import _bits, stateless
+from ascend_rand import stateless
+from ascend_rand.distributions.bernoulli import threshold
 
 NATIVE_OK = ascend_rand.backends()["native"]["available"]
 needs_native = pytest.mark.skipif(not NATIVE_OK, reason="needs the native backend to compare with")
@@ -81,7 +82,7 @@ THRESHOLD_PS = [
 def test_threshold_is_the_first_word_with_f_at_least_p(p, ref):
     """T is exact: f(T - 1) < p <= f(T), with f in rational arithmetic."""
     p32 = Fraction(float(np.float32(p)))
-    t = _bits.threshold(float(np.float32(p)))
+    t = threshold(float(np.float32(p)))
     assert 0 <= t < 1 << 32
     if t > 0:
         assert exact_f(t - 1, ref) < p32
@@ -92,8 +93,8 @@ def test_threshold_is_the_first_word_with_f_at_least_p(p, ref):
 
 
 def test_threshold_special_cases():
-    assert _bits.threshold(0.0) == 0
-    assert _bits.threshold(1.0) == 1 << 32
+    assert threshold(0.0) == 0
+    assert threshold(1.0) == 1 << 32
     # 1 - 2**-25 rounds to 1.0f (tie to even): every word is kept.
     assert float(np.float32(1 - 2.0 ** -25)) == 1.0
     # The bare rule would drop the top 128 words, whose f(w) rounds to 1.0f.
@@ -122,7 +123,7 @@ def test_dropout_mask_is_stateless_dropout_gen_mask(backend, shape, p_drop):
     n = math.prod(shape)
     keep = np.float32(1.0 - p_drop)  # prob = keep, computed in float64 first
     expected = spec_pack(spec_bits(raw_words(n, key, counter), keep))
-    got = stateless.dropout_mask(shape, p_drop, key, counter, backend=backend)
+    got = stateless.dropout_mask(shape, key, p_drop, counter, backend=backend)
     assert same(got, expected)
 
 
@@ -161,7 +162,7 @@ def test_p_zero_and_one_exact(backend):
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 8, 9, 15, 16, 17, 127, 128, 129, 255, 256, 257, 1000,
                                4096, 4097, 131_073])
 def test_ascend_length_rule(backend, n):
-    mask = stateless.dropout_mask(n, 0.5, 3, backend=backend)
+    mask = stateless.dropout_mask(n, 3, 0.5, backend=backend)
     assert mask.dtype == np.uint8 and mask.shape == (-(-n // 128) * 16,)
     assert not np.unpackbits(mask, bitorder="little")[n:].any()  # padding bits are 0
 
@@ -169,9 +170,9 @@ def test_ascend_length_rule(backend, n):
 def test_out_padding_is_written(backend):
     n = 300
     out = np.full(48, 0xAB, dtype=np.uint8)
-    got = stateless.dropout_mask(n, 0.25, 11, (4, 4), backend=backend, out=out)
+    got = stateless.dropout_mask(n, 11, 0.25, (4, 4), backend=backend, out=out)
     assert got is out
-    assert same(out, stateless.dropout_mask(n, 0.25, 11, (4, 4), backend=backend))
+    assert same(out, stateless.dropout_mask(n, 11, 0.25, (4, 4), backend=backend))
     assert not out[-(-n // 8):].any() and out[n // 8] >> (n % 8) == 0
     ones = np.full(48, 0xAB, dtype=np.uint8)
     stateless.bernoulli(n, 1, 1.0, packed=True, backend=backend, out=ones)
@@ -196,7 +197,7 @@ def test_generator_offsets_and_scalars(backend):
     g.dropout_mask((2, 3), 0.5)
     assert g.offset == 1
     mask = g.dropout_mask((40, 5), 0.2)
-    assert same(mask, stateless.dropout_mask((40, 5), 0.2, 77, (0, 1), backend=backend))
+    assert same(mask, stateless.dropout_mask((40, 5), 77, 0.2, (0, 1), backend=backend))
     bits = g.bernoulli(0.4, (0,))
     assert bits.shape == (0,) and g.offset == 3  # an empty draw uses its offset too
     assert g.bernoulli(0.4, 0, packed=True).shape == (0,)
@@ -235,7 +236,7 @@ def test_apply_mask_values(dtype, p_drop, ref):
     rng = np.random.default_rng(11)
     x = (rng.standard_normal((7, 37)) * 4).astype(APPLY_DTYPES[dtype])
     x.reshape(-1)[:4] = [0.0, -0.0, -1.5, 3.0]
-    mask = stateless.dropout_mask(x.shape, p_drop, 5)
+    mask = stateless.dropout_mask(x.shape, 5, p_drop)
     keep = np.unpackbits(mask, bitorder="little")[:x.size].astype(bool)
     y = ascend_rand.apply_mask(x, mask, p_drop)
     assert y.dtype == x.dtype and y.shape == x.shape
@@ -271,8 +272,8 @@ def test_backends_agree(shape, key, counter, p, packed):
     a = stateless.bernoulli(shape, key, p, counter, packed, backend="native")
     b = stateless.bernoulli(shape, key, p, counter, packed, backend="numpy")
     assert same(a, b)
-    a = stateless.dropout_mask(shape, p, key, counter, backend="native")
-    b = stateless.dropout_mask(shape, p, key, counter, backend="numpy")
+    a = stateless.dropout_mask(shape, key, p, counter, backend="native")
+    b = stateless.dropout_mask(shape, key, p, counter, backend="numpy")
     assert same(a, b)
 
 
@@ -299,13 +300,13 @@ def test_thread_count_does_not_matter(restore_threads):
     for threads in (1, 4):
         ascend_rand.set_num_threads(threads)
         results.append((
-            stateless.dropout_mask(n, 0.3, key, counter, backend="native"),
+            stateless.dropout_mask(n, key, 0.3, counter, backend="native"),
             stateless.bernoulli(n, key, 0.6, counter, backend="native"),
             stateless.bernoulli(p.size, key, p, counter, packed=True, backend="native"),
         ))
     for a, b in zip(*results):
         assert same(a, b)
-    assert same(results[0][0], stateless.dropout_mask(n, 0.3, key, counter, backend="numpy"))
+    assert same(results[0][0], stateless.dropout_mask(n, key, 0.3, counter, backend="numpy"))
 
 
 # -- bad input ------------------------------------------------------------------------------------
@@ -315,7 +316,7 @@ def test_bad_probability(p):
     with pytest.raises(ValueError, match="p must be in"):
         stateless.bernoulli(3, 1, p)
     with pytest.raises(ValueError, match="p_drop must be in"):
-        stateless.dropout_mask(3, p, 1)
+        stateless.dropout_mask(3, 1, p)
     with pytest.raises(ValueError, match="p must be in"):
         stateless.bernoulli(3, 1, np.array([0.5, p, 0.5]))
 
@@ -335,11 +336,11 @@ def test_probability_array_does_not_broadcast():
 
 def test_bad_out_and_flags():
     with pytest.raises(ValueError, match="shape"):
-        stateless.dropout_mask(300, 0.5, 1, out=np.zeros(32, np.uint8))
+        stateless.dropout_mask(300, 1, 0.5, out=np.zeros(32, np.uint8))
     with pytest.raises(TypeError, match="dtype"):
-        stateless.dropout_mask(300, 0.5, 1, out=np.zeros(48, np.int8))
+        stateless.dropout_mask(300, 1, 0.5, out=np.zeros(48, np.int8))
     with pytest.raises(ValueError, match="1-D"):
-        stateless.dropout_mask(300, 0.5, 1, out=np.zeros((3, 16), np.uint8))
+        stateless.dropout_mask(300, 1, 0.5, out=np.zeros((3, 16), np.uint8))
     with pytest.raises(TypeError, match="dtype"):
         stateless.bernoulli(3, 1, 0.5, out=np.zeros(3, np.uint8))
     with pytest.raises(TypeError, match="packed"):

@@ -4,8 +4,7 @@ docs/spec.md sections 6.3 and 6.9: float64 is numpy's ``genrand_res53`` of
 words 2i, 2i+1, float32 ``(w >> 8) * 2**-24``, float16 ``(w >> 22) * 2**-10``,
 bfloat16 ``(w >> 25) * 2**-7``, then ``fl(fl(x * span) + low)`` in the format
 when scaled.  Held to numpy's own generators, to an exact reference written
-here (Fractions, rounded by ``Ref.round_to``), and to the NumPy-only
-conversion the front end used before the kernel (``ascend_rand._mt_draws``).
+here (Fractions, rounded by ``Ref.round_to``), and native to NumPy.
 """
 
 from fractions import Fraction
@@ -39,7 +38,7 @@ def per(fmt):
 
 def convert(backend, fmt, words, n, low=0.0, span=1.0, scaled=False):
     out = np.empty(n, dtype=OUT_DTYPE[fmt])
-    KERNELS[backend].mt19937_uniform(out, fmt, low, span, scaled, words)
+    KERNELS[backend].mt19937_uniform(out, 0, 0, 0, fmt, low, span, scaled, words)
     return out
 
 
@@ -89,16 +88,12 @@ def test_mt19937_uniform_is_the_spec(ref, fmt, n, seed, data):
 @SETTINGS
 @given(fmt=st.sampled_from(FORMATS), n=st.integers(0, 5000), seed=st.integers(0, 2 ** 32 - 1),
        data=st.data())
-def test_backends_agree_and_match_the_old_conversion(fmt, n, seed, data):
-    from ascend_rand import _mt_draws  # the NumPy-only conversion the kernel replaces
-
+def test_backends_agree(fmt, n, seed, data):
     low, span, scaled = data.draw(scales(fmt))
     words = np.random.default_rng(seed).integers(0, 1 << 32, per(fmt) * n, dtype=np.uint32)
     a = convert("native", fmt, words, n, low, span, scaled)
     b = convert("numpy", fmt, words, n, low, span, scaled)
-    old = np.empty(n, dtype=OUT_DTYPE[fmt])
-    _mt_draws.uniform(old, 0, 0, 0, fmt, low, span, scaled, words)
-    assert a.tobytes() == b.tobytes() == old.tobytes()
+    assert a.tobytes() == b.tobytes()
 
 
 def _legacy(seed):
@@ -149,26 +144,26 @@ def test_thread_count_does_not_matter(restore_threads, fmt):
 def test_bad_buffers_are_refused(backend):
     kernel = KERNELS[backend].mt19937_uniform
     with pytest.raises(ValueError, match="words"):
-        kernel(np.empty(5), "float64", 0.0, 1.0, False, np.zeros(9, dtype=np.uint32))
+        kernel(np.empty(5), 0, 0, 0, "float64", 0.0, 1.0, False, np.zeros(9, dtype=np.uint32))
     with pytest.raises(ValueError, match="words"):
-        kernel(np.empty(5, dtype=np.float32), "float32", 0.0, 1.0, False,
+        kernel(np.empty(5, dtype=np.float32), 0, 0, 0, "float32", 0.0, 1.0, False,
                np.zeros(4, dtype=np.uint32))
     with pytest.raises(ValueError, match="format"):
-        kernel(np.empty(5), "float128", 0.0, 1.0, False, np.zeros(10, dtype=np.uint32))
+        kernel(np.empty(5), 0, 0, 0, "float128", 0.0, 1.0, False, np.zeros(10, dtype=np.uint32))
 
 
 @needs_native
 def test_native_buffer_checks():
     words = np.zeros(10, dtype=np.uint32)
     with pytest.raises(TypeError, match="words"):
-        _native.mt19937_uniform(np.empty(5), "float64", 0.0, 1.0, False, None)
+        _native.mt19937_uniform(np.empty(5), 0, 0, 0, "float64", 0.0, 1.0, False, None)
     with pytest.raises(TypeError, match="uint32"):
-        _native.mt19937_uniform(np.empty(5), "float64", 0.0, 1.0, False, words.astype(np.int64))
+        _native.mt19937_uniform(np.empty(5), 0, 0, 0, "float64", 0.0, 1.0, False, words.astype(np.int64))
     with pytest.raises(TypeError, match="item size"):
-        _native.mt19937_uniform(np.empty(5, dtype=np.float32), "float64", 0.0, 1.0, False, words)
+        _native.mt19937_uniform(np.empty(5, dtype=np.float32), 0, 0, 0, "float64", 0.0, 1.0, False, words)
     with pytest.raises(ValueError, match="C-contiguous"):
-        _native.mt19937_uniform(np.empty(10)[::2], "float64", 0.0, 1.0, False, words)
+        _native.mt19937_uniform(np.empty(10)[::2], 0, 0, 0, "float64", 0.0, 1.0, False, words)
     ro = np.empty(5)
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="writable"):
-        _native.mt19937_uniform(ro, "float64", 0.0, 1.0, False, words)
+        _native.mt19937_uniform(ro, 0, 0, 0, "float64", 0.0, 1.0, False, words)

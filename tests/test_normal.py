@@ -140,12 +140,12 @@ def test_generator_ziggurat_matches_reference(backend, dtype):
     g = Generator(KEY, backend=backend)
     g.set_state({"engine": "philox", "seed": KEY, "offset": 7})
     precision = working(dtype)
-    got = g.normal(shape=(N_ZIG[precision] // 64, 64), dtype=dtype)
+    got = g.normal(size=(N_ZIG[precision] // 64, 64), dtype=dtype)
     assert g.offset == 8
     idx, z, _ = ziggurat_reference(precision, "generator-offset-7")
     nr.assert_bits(got, [nr.output(v, dtype) for v in z], idx, "Generator.normal")
     g.set_state({"engine": "philox", "seed": KEY, "offset": 7})
-    again = g.standard_normal(shape=(N_ZIG[precision] // 64, 64), dtype=dtype)
+    again = g.standard_normal(size=(N_ZIG[precision] // 64, 64), dtype=dtype)
     assert same_bits(got, again)
 
 
@@ -247,7 +247,7 @@ def test_box_muller_clamps_u1_float64(backend):
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_scalar_is_element_zero(backend, dtype, method):
     g = Generator(99, backend=backend)
-    x = g.normal(shape=None, dtype=dtype, method=method)
+    x = g.normal(size=None, dtype=dtype, method=method)
     assert isinstance(x, np.generic) and not isinstance(x, np.ndarray)
     assert np.asarray(x).dtype == NP_DTYPE[dtype]
     first = stateless.normal(1, 99, counter=(0, 0), dtype=dtype, method=method, backend=backend)
@@ -392,14 +392,14 @@ def test_generator_box_muller_matches_tensorflow(tf, backend, seed, dtype):
     for offset in (0, 1, 7, (1 << 63) + 11, M64):
         g = Generator(seed, backend=backend)
         g.set_state({"engine": "philox", "seed": seed, "offset": offset})
-        ours = g.normal(shape=(3, 333), dtype=dtype, method="box_muller")
+        ours = g.normal(size=(3, 333), dtype=dtype, method="box_muller")
         assert g.offset == offset + 1
         assert_close_to_tf(ours, tf_normal(tf, (3, 333), seed, (0, offset), dtype), dtype,
                            f"offset {offset}")
     # Consecutive draws use consecutive offsets.
     g = Generator(seed, backend=backend)
     for offset in range(3):
-        ours = g.standard_normal(shape=(64,), dtype=dtype, method="box_muller")
+        ours = g.standard_normal(size=(64,), dtype=dtype, method="box_muller")
         assert_close_to_tf(ours, tf_normal(tf, (64,), seed, (0, offset), dtype), dtype,
                            f"draw {offset}")
 
@@ -618,7 +618,7 @@ def test_report_statistics():
 def _both_apis(backend):
     g = Generator(7, backend=backend)
     return g, [
-        ("Generator.normal", lambda **kw: g.normal(shape=(4,), **kw)),
+        ("Generator.normal", lambda **kw: g.normal(size=(4,), **kw)),
         ("stateless.normal", lambda **kw: stateless.normal((4,), 7, backend=backend, **kw)),
     ]
 
@@ -656,7 +656,7 @@ def test_bad_arguments(backend, kwargs, exc, words):
             assert word in msg, (name, msg)
     assert g.offset == 0  # a failed call reserves no offset
     # The next good draw is the one a fresh generator makes.
-    assert same_bits(g.normal(shape=(5,)), Generator(7, backend=backend).normal(shape=(5,)))
+    assert same_bits(g.normal(size=(5,)), Generator(7, backend=backend).normal(size=(5,)))
 
 
 @pytest.mark.parametrize("kwargs", [dict(loc="1"), dict(scale="2.5"), dict(loc=" 1e1 ")],
@@ -671,7 +671,7 @@ def test_numeric_strings_are_not_numbers(backend, kwargs):
     g = Generator(7, backend=backend)
     (name, value), = kwargs.items()
     with pytest.raises(TypeError, match=name):
-        g.normal(shape=(3,), **kwargs)
+        g.normal(size=(3,), **kwargs)
     with pytest.raises(TypeError, match=name):
         stateless.normal(3, 7, backend=backend, **kwargs)
     assert g.offset == 0
@@ -686,17 +686,17 @@ def test_float64_accepts_values_beyond_float32(backend):
 def test_out_argument(backend, dtype):
     g = Generator(3, backend=backend)
     out = np.empty((4, 5), dtype=NP_DTYPE[dtype])
-    res = g.normal(shape=(4, 5), dtype=dtype, out=out)
+    res = g.normal(size=(4, 5), dtype=dtype, out=out)
     assert res is out
-    assert same_bits(out, Generator(3, backend=backend).normal(shape=(4, 5), dtype=dtype))
+    assert same_bits(out, Generator(3, backend=backend).normal(size=(4, 5), dtype=dtype))
     res = g.standard_normal(dtype=dtype, out=np.empty(7, dtype=NP_DTYPE[dtype]), method="box_muller")
     assert res.shape == (7,)
     assert g.offset == 2
     wrong_dtype = "float64" if dtype != "float64" else "float32"
     with pytest.raises(TypeError, match=f"{NP_DTYPE[wrong_dtype].name}"):
-        g.normal(shape=(4, 5), dtype=dtype, out=np.empty((4, 5), dtype=NP_DTYPE[wrong_dtype]))
+        g.normal(size=(4, 5), dtype=dtype, out=np.empty((4, 5), dtype=NP_DTYPE[wrong_dtype]))
     with pytest.raises(ValueError, match=r"\(5, 4\)"):
-        g.normal(shape=(4, 5), dtype=dtype, out=np.empty((5, 4), dtype=NP_DTYPE[dtype]))
+        g.normal(size=(4, 5), dtype=dtype, out=np.empty((5, 4), dtype=NP_DTYPE[dtype]))
     with pytest.raises(ValueError, match="contiguous"):
         g.normal(dtype=dtype, out=np.empty((4, 10), dtype=NP_DTYPE[dtype])[:, ::2])
     with pytest.raises(TypeError, match="list"):
@@ -709,7 +709,7 @@ def test_out_argument(backend, dtype):
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_empty_shapes(backend, shape, method, dtype):
     g = Generator(11, backend=backend)
-    x = g.normal(shape=shape, dtype=dtype, method=method)
+    x = g.normal(size=shape, dtype=dtype, method=method)
     assert isinstance(x, np.ndarray) and x.size == 0 and x.dtype == NP_DTYPE[dtype]
     assert x.shape == (shape if isinstance(shape, tuple) else (shape,))
     assert g.offset == 1  # every draw owns its offset, even an empty one

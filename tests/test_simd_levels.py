@@ -42,7 +42,7 @@ BIG = 200_003  # several pieces (threads) and many whole batches
 
 
 def draws(backend):
-    from ascend_rand import _backends
+    from ascend_rand.backend import resolve
     for si, (key, ctr) in enumerate(STREAMS):
         for n in LENGTHS:
             tag = f"s{si}/n{n}"
@@ -69,19 +69,19 @@ def draws(backend):
                 yield f"{tag}/bernoulli/{p}/packed", stateless.bernoulli(n, key, p, ctr, packed=True, **kw)
             probs = np.linspace(0.0, 1.0, n, dtype=np.float32)
             yield f"{tag}/bernoulli/array", stateless.bernoulli(n, key, probs, ctr, **kw)
-            yield f"{tag}/dropout_mask", stateless.dropout_mask(n, 0.1, key, ctr, **kw)
+            yield f"{tag}/dropout_mask", stateless.dropout_mask(n, key, 0.1, ctr, **kw)
             yield f"{tag}/permutation", stateless.permutation(n, key, ctr, **kw)
         # a caller's word buffer (the MT19937 path) instead of the Philox stream
-        kernels = _backends.resolve(backend)[1]
+        kernels = resolve(backend)
         words = stateless.raw(4 * 1031, key, ctr, "uint32", backend="numpy")
         out = np.empty(1031, np.float32)
-        kernels.uniform(out, key, ctr[0], ctr[1], "float32", 0.0, 1.0, False, words=words)
+        kernels.kernel("uniform")(out, key, ctr[0], ctr[1], "float32", 0.0, 1.0, False, words=words)
         yield f"s{si}/words/uniform", out
         out = np.empty(1031, np.float32)
-        kernels.normal(out, key, ctr[0], ctr[1], "float32", "ziggurat", 0.0, 1.0, False, words=words)
+        kernels.kernel("normal")(out, key, ctr[0], ctr[1], "float32", "ziggurat", 0.0, 1.0, False, words=words)
         yield f"s{si}/words/normal", out
         out = np.empty((1031 + 127) // 128 * 16, np.uint8)
-        kernels.bernoulli_packed(out, key, ctr[0], ctr[1], 1031, 1 << 31, None, words=words)
+        kernels.kernel("bernoulli_packed")(out, key, ctr[0], ctr[1], 1031, 1 << 31, None, words=words)
         yield f"s{si}/words/mask", out
         # several pieces: the native core runs them on 1 and 3 threads
         for threads in ((1, 3) if backend == "native" else (None,)):
@@ -93,7 +93,7 @@ def draws(backend):
             yield f"{name}/raw32", stateless.raw(BIG, key, ctr, "uint32", **kw)
             yield f"{name}/uniform", stateless.uniform(BIG, key, ctr, **kw)
             yield f"{name}/normal", stateless.normal(BIG, key, ctr, **kw)
-            yield f"{name}/dropout_mask", stateless.dropout_mask(BIG, 0.1, key, ctr, **kw)
+            yield f"{name}/dropout_mask", stateless.dropout_mask(BIG, key, 0.1, ctr, **kw)
 '''
 
 CHILD = r'''

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ascend_rand
-from ascend_rand import Generator, _draws, stateless
+from ascend_rand import Generator, stateless
+from ascend_rand.distributions import normal as _draws
 from ascend_rand.fallback import detmath
 
 
@@ -204,7 +205,7 @@ def test_generator_matches_reference(backend, dtype):
     f64 = dtype == "float64"
     g = Generator(KEY, backend=backend)
     g.set_state({"engine": "philox", "seed": KEY, "offset": 42})
-    got = g.truncated_normal(a=a, b=b, shape=(10, 30), dtype=dtype)
+    got = g.truncated_normal(a=a, b=b, size=(10, 30), dtype=dtype)
     assert g.offset == 43
     first = stateless.raw(300, KEY, counter=(0, 42), dtype="uint64" if f64 else "uint32")
     expected = [float(nr.truncated(KEY, (0, 42), i, int(first[i]), pl, f64)[0]) for i in range(300)]
@@ -290,7 +291,7 @@ def test_default_cut_and_loc_scale(backend, loc, scale):
     """Defaults a = -2, b = 2 (TensorFlow's truncated_normal cut); loc/scale shift and stretch."""
     g = Generator(2024, backend=backend)
     n = 200_000 if backend == "native" else 50_000
-    x = g.truncated_normal(loc=loc, scale=scale, shape=(n,)).astype(np.float64)
+    x = g.truncated_normal(loc=loc, scale=scale, size=(n,)).astype(np.float64)
     again = Generator(2024, backend=backend).truncated_normal(loc, scale, -2.0, 2.0, (n,))
     assert same_bits(x.astype(np.float32), again)
     assert x.min() >= loc - 2 * scale - 1e-5 * abs(loc) and x.max() <= loc + 2 * scale + 1e-5 * abs(loc)
@@ -337,14 +338,14 @@ def test_bad_bounds(backend, a, b, words):
     g = Generator(5, backend=backend)
     for dtype in ("float32", "float16", "bfloat16"):
         with pytest.raises(ValueError) as info:
-            g.truncated_normal(a=a, b=b, shape=(3,), dtype=dtype)
+            g.truncated_normal(a=a, b=b, size=(3,), dtype=dtype)
         for word in words:
             assert word in str(info.value), str(info.value)
         with pytest.raises(ValueError):
             stateless.truncated_normal(3, 5, a=a, b=b, dtype=dtype, backend=backend)
     assert g.offset == 0
     if b == 1.0 + 1e-12:  # fine in float64
-        x = g.truncated_normal(a=a, b=b, shape=(5,), dtype="float64")
+        x = g.truncated_normal(a=a, b=b, size=(5,), dtype="float64")
         assert np.all((x >= a) & (x <= b))
         assert g.offset == 1
 
@@ -359,16 +360,16 @@ def test_bad_bounds(backend, a, b, words):
         (dict(loc=math.nan), ValueError, "loc"),
         (dict(scale=INF), ValueError, "scale"),
         (dict(dtype="int64"), TypeError, "int64"),
-        (dict(shape=(2, -1)), ValueError, "-1"),
+        (dict(size=(2, -1)), ValueError, "-1"),
     ],
 )
 def test_bad_arguments(backend, kwargs, exc, word):
     g = Generator(5, backend=backend)
-    kw = {"shape": (3,), **kwargs}
+    kw = {"size": (3,), **kwargs}
     with pytest.raises(exc, match=word):
         g.truncated_normal(**kw)
     assert g.offset == 0
-    shape = kw.pop("shape")
+    shape = kw.pop("size")
     with pytest.raises(exc, match=word):
         stateless.truncated_normal(shape, 5, backend=backend, **kw)
 
@@ -386,7 +387,7 @@ def test_infinite_bounds(backend, a, b, dtype):
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_empty_and_scalar(backend, dtype):
     g = Generator(1, backend=backend)
-    e = g.truncated_normal(shape=(0, 3), dtype=dtype, a=3.0, b=INF)
+    e = g.truncated_normal(size=(0, 3), dtype=dtype, a=3.0, b=INF)
     assert e.shape == (0, 3) and e.dtype == NP_DTYPE[dtype]
     s = g.truncated_normal(dtype=dtype, a=3.0, b=INF)
     assert isinstance(s, np.generic) and np.asarray(s).dtype == NP_DTYPE[dtype]
@@ -403,9 +404,9 @@ def test_out_argument(backend):
     assert g.truncated_normal(a=0.5, b=0.6, dtype="float64", out=out) is out
     assert np.all((out >= 0.5) & (out <= 0.6))
     with pytest.raises(TypeError, match="float64"):
-        g.truncated_normal(shape=(3, 7), out=out)  # dtype float32 by default
+        g.truncated_normal(size=(3, 7), out=out)  # dtype float32 by default
     with pytest.raises(ValueError, match=r"\(3, 7\)"):
-        g.truncated_normal(shape=(7, 3), dtype="float64", out=out)
+        g.truncated_normal(size=(7, 3), dtype="float64", out=out)
     assert g.offset == 1
 
 

@@ -75,15 +75,15 @@ def main(argv=None):
     n = args.n
     panels = [
         ("uniform_float32.png", "uniform [0, 1), float32", g.random(n), stats.uniform()),
-        ("normal_ziggurat.png", "normal, ziggurat, float32", g.normal(shape=n), stats.norm()),
+        ("normal_ziggurat.png", "normal, ziggurat, float32", g.normal(size=n), stats.norm()),
         ("normal_box_muller.png", "normal, Box-Muller, float32",
-         g.normal(shape=n, method="box_muller"), stats.norm()),
+         g.normal(size=n, method="box_muller"), stats.norm()),
         ("normal_ziggurat_float64.png", "normal, ziggurat, float64",
-         g.normal(shape=n, dtype="float64"), stats.norm()),
+         g.normal(size=n, dtype="float64"), stats.norm()),
         ("truncated_normal.png", "truncated normal [-2, 2] (weight init)",
-         g.truncated_normal(shape=n), stats.truncnorm(-2, 2)),
+         g.truncated_normal(size=n), stats.truncnorm(-2, 2)),
         ("truncated_normal_tail.png", "truncated normal [3, inf) (exponential proposal)",
-         g.truncated_normal(a=3.0, b=np.inf, shape=n), stats.truncnorm(3, np.inf)),
+         g.truncated_normal(a=3.0, b=np.inf, size=n), stats.truncnorm(3, np.inf)),
     ]
     rows = []
     for name, title, sample, dist in panels:

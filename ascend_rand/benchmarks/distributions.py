@@ -85,7 +85,7 @@ def _truncated(n):
 
 def _mask(n):
     out = np.empty((n + 127) // 128 * 16, np.uint8)
-    return "dropout_mask(out=)", lambda: stateless.dropout_mask((n,), P_DROP, SEED, COUNTER,
+    return "dropout_mask(out=)", lambda: stateless.dropout_mask((n,), SEED, P_DROP, COUNTER,
                                                                 out=out)
 
 
