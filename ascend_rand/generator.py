@@ -12,6 +12,8 @@ small draw costs little more than the kernel call.
 
 import math
 
+_copysign = math.copysign
+
 from . import engines
 from .backend import resolve as resolve_backend
 from .distributions.bernoulli import plan_bernoulli, plan_dropout_mask
@@ -46,6 +48,17 @@ def cache_key(name, size, args, numbers=(int, float)):
         if ta not in numbers or (ta is float and a == 0.0 and math.copysign(1.0, a) < 0):
             return None
     return (name, size) + args
+
+
+def _simple(size, dtype):
+    """An int or None size and a string dtype: a plan key of these needs no further check."""
+    return (size is None or type(size) is int) and type(dtype) is str
+
+
+def _plain(x):
+    """A float (not -0.0, which equals 0.0 but can flip a result's sign) or an int, not a bool."""
+    t = type(x)
+    return (t is float and (x or _copysign(1.0, x) > 0)) or t is int
 
 
 def cached(key, build):
@@ -139,11 +152,15 @@ class Generator:
         return self._backend.run(plan, key, counter, words)
 
     # -- draws -------------------------------------------------------------------------------
+    # Each method looks its plan up first under a key of exact-typed arguments
+    # (``_simple``: ints, non-negative-zero floats, strings), then builds it.
 
     def raw(self, size=None, dtype="uint32", out=None):
         """Stream words: uint32 word i, or uint64 (word 2i << 32) | word 2i+1."""
         if out is None:
-            plan = cached(cache_key("raw", size, (dtype,)), lambda: plan_raw(size, dtype))
+            plan = _PLANS.get(("raw", size, dtype)) if _simple(size, dtype) else None
+            if plan is None:
+                plan = cached(cache_key("raw", size, (dtype,)), lambda: plan_raw(size, dtype))
         else:
             plan = plan_raw(size, dtype, out, self._backend)
         return self._draw(plan)
@@ -151,8 +168,10 @@ class Generator:
     def random(self, size=None, dtype="float32", out=None):
         """Uniform [0, 1) in float32/float16/bfloat16/float64 (mantissa fill, docs/spec.md 3)."""
         if out is None:
-            plan = cached(cache_key("random", size, (dtype,)),
-                          lambda: plan_uniform(size, dtype, 0.0, 1.0, what="random"))
+            plan = _PLANS.get(("random", size, dtype)) if _simple(size, dtype) else None
+            if plan is None:
+                plan = cached(cache_key("random", size, (dtype,)),
+                              lambda: plan_uniform(size, dtype, 0.0, 1.0, what="random"))
         else:
             plan = plan_uniform(size, dtype, 0.0, 1.0, out, self._backend, "random")
         return self._draw(plan)
@@ -163,8 +182,11 @@ class Generator:
         As with numpy, rounding can return ``high`` itself for some ranges.
         """
         if out is None:
-            plan = cached(cache_key("uniform", size, (dtype, low, high)),
-                          lambda: plan_uniform(size, dtype, low, high))
+            plan = (_PLANS.get(("uniform", size, dtype, low, high))
+                    if _simple(size, dtype) and _plain(low) and _plain(high) else None)
+            if plan is None:
+                plan = cached(cache_key("uniform", size, (dtype, low, high)),
+                              lambda: plan_uniform(size, dtype, low, high))
         else:
             plan = plan_uniform(size, dtype, low, high, out, self._backend)
         return self._draw(plan)
@@ -175,8 +197,12 @@ class Generator:
         Fixed words per element, bias below 2**-32 (docs/spec.md section 3.5).
         """
         if out is None and type(endpoint) is bool:
-            plan = cached(cache_key("integers", size, (dtype, low, high, int(endpoint)), (int,)),
-                          lambda: plan_integers(size, dtype, low, high, endpoint))
+            key = ("integers", size, dtype, low, high, int(endpoint))
+            plan = (_PLANS.get(key) if _simple(size, dtype) and type(low) is int
+                    and (high is None or type(high) is int) else None)
+            if plan is None:
+                plan = cached(cache_key("integers", size, key[2:], (int,)),
+                              lambda: plan_integers(size, dtype, low, high, endpoint))
         else:
             plan = plan_integers(size, dtype, low, high, endpoint, out, self._backend)
         return self._draw(plan)
@@ -188,8 +214,12 @@ class Generator:
         the 64-bit variants (docs/spec.md section 5).
         """
         if out is None:
-            plan = cached(cache_key("normal", size, (dtype, loc, scale, method)),
-                          lambda: plan_normal(size, dtype, loc, scale, method))
+            key = ("normal", size, dtype, loc, scale, method)
+            plan = (_PLANS.get(key) if _simple(size, dtype) and _plain(loc) and _plain(scale)
+                    and type(method) is str else None)
+            if plan is None:
+                plan = cached(cache_key("normal", size, key[2:]),
+                              lambda: plan_normal(size, dtype, loc, scale, method))
         else:
             plan = plan_normal(size, dtype, loc, scale, method, out, self._backend)
         return self._draw(plan)
@@ -197,9 +227,12 @@ class Generator:
     def standard_normal(self, size=None, dtype="float32", method="ziggurat", out=None):
         """Normal(0, 1); see ``normal``."""
         if out is None:
-            plan = cached(cache_key("standard_normal", size, (dtype, method)),
-                          lambda: plan_normal(size, dtype, 0.0, 1.0, method,
-                                              what="standard_normal"))
+            key = ("standard_normal", size, dtype, method)
+            plan = _PLANS.get(key) if _simple(size, dtype) and type(method) is str else None
+            if plan is None:
+                plan = cached(cache_key("standard_normal", size, key[2:]),
+                              lambda: plan_normal(size, dtype, 0.0, 1.0, method,
+                                                  what="standard_normal"))
         else:
             plan = plan_normal(size, dtype, 0.0, 1.0, method, out, self._backend,
                                "standard_normal")
@@ -214,8 +247,12 @@ class Generator:
         infinite.  Exact rejection sampling, bit-identical on every backend.
         """
         if out is None:
-            plan = cached(cache_key("truncated_normal", size, (dtype, loc, scale, a, b)),
-                          lambda: plan_truncated_normal(size, dtype, loc, scale, a, b))
+            key = ("truncated_normal", size, dtype, loc, scale, a, b)
+            plan = (_PLANS.get(key) if _simple(size, dtype) and _plain(loc) and _plain(scale)
+                    and _plain(a) and _plain(b) else None)
+            if plan is None:
+                plan = cached(cache_key("truncated_normal", size, key[2:]),
+                              lambda: plan_truncated_normal(size, dtype, loc, scale, a, b))
         else:
             plan = plan_truncated_normal(size, dtype, loc, scale, a, b, out, self._backend)
         return self._draw(plan)
@@ -231,8 +268,11 @@ class Generator:
         ceil(n / 128) * 16 bytes with zero padding.
         """
         if out is None and type(packed) is bool:
-            plan = cached(cache_key("bernoulli", size, (p, int(packed))),
-                          lambda: plan_bernoulli(p, size, packed))
+            key = ("bernoulli", size, p, int(packed))
+            plan = _PLANS.get(key) if _simple(size, "") and _plain(p) else None
+            if plan is None:
+                plan = cached(cache_key("bernoulli", size, key[2:]),
+                              lambda: plan_bernoulli(p, size, packed))
         else:
             plan = plan_bernoulli(p, size, packed, out, self._backend)
         return self._draw(plan)
@@ -244,8 +284,11 @@ class Generator:
         ``ascend_rand.apply_mask`` or torch_npu's ``npu_dropout_do_mask``.
         """
         if out is None:
-            plan = cached(cache_key("dropout_mask", size, (p_drop,)),
-                          lambda: plan_dropout_mask(size, p_drop))
+            plan = (_PLANS.get(("dropout_mask", size, p_drop))
+                    if _simple(size, "") and _plain(p_drop) else None)
+            if plan is None:
+                plan = cached(cache_key("dropout_mask", size, (p_drop,)),
+                              lambda: plan_dropout_mask(size, p_drop))
         else:
             plan = plan_dropout_mask(size, p_drop, out, self._backend)
         return self._draw(plan)

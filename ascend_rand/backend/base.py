@@ -12,6 +12,9 @@ import numpy as np
 
 from .. import _dtypes
 
+_NUMPY = _dtypes.NUMPY
+_BITS_VIEW = _dtypes.BITS_VIEW
+
 # The kernels every backend provides, by name (docs/architecture.md, "Kernel tables").
 DRAW_KERNELS = (
     "raw", "uniform", "integers", "normal", "truncated_normal",
@@ -122,19 +125,19 @@ class HostBackend(Backend):
     def run(self, plan, key, counter, words=None):
         out = plan.out
         if out is None:  # allocated flat; shaped on the way out
-            out = np.empty(plan.count, dtype=_dtypes.NUMPY[plan.dtype])
-            flat = out
+            flat = out = np.empty(plan.count, dtype=_NUMPY[plan.dtype])
         else:
             flat = out.reshape(-1)
         if plan.count:
-            bits = _dtypes.BITS_VIEW.get(plan.dtype)
-            view = flat if bits is None else flat.view(bits)
+            bits = _BITS_VIEW.get(plan.dtype)
             fn = self._fns.get(plan.kernel) or self.kernel(plan.kernel)
             if words is None:
-                fn(view, key, counter[0], counter[1], *plan.params)
+                fn(flat if bits is None else flat.view(bits), key, counter[0], counter[1],
+                   *plan.params)
             else:
-                fn(view, key, counter[0], counter[1], *plan.params, words=words)
-        if plan.out is None and len(plan.shape) != 1:
+                fn(flat if bits is None else flat.view(bits), key, counter[0], counter[1],
+                   *plan.params, words=words)
+        if plan.reshape and plan.out is None:
             out = out.reshape(plan.shape)
         if plan.finish is not None:
             return plan.finish(self, out)

@@ -22,7 +22,7 @@ class Plan:
     """
 
     __slots__ = ("kernel", "shape", "dtype", "params", "count", "words", "scalar", "out",
-                 "finish")
+                 "finish", "reshape")
 
     def __init__(self, kernel, shape, dtype, params, words, *, scalar=False, out=None,
                  finish=None):
@@ -35,6 +35,7 @@ class Plan:
         self.scalar = scalar
         self.out = out
         self.finish = finish
+        self.reshape = len(shape) != 1  # a result other than 1-D: the flat output is reshaped
 
     def with_kernel(self, kernel):
         """This plan run by another kernel of the same parameters (an engine's own conversion)."""

@@ -148,6 +148,20 @@ class Philox(Engine):
 
     def reserve(self, plan, backend):
         s = self._slots
+        lock = self.lock
+        lock.acquire()  # (not ``with``: this is every draw's fixed cost)
+        offset = s[OFFSET]
+        if s[BLOCK] or s[INDEX] or offset == _U64 - 1 or self._exhausted:
+            lock.release()
+            return self._reserve_rare()
+        s[OFFSET] = offset + 1
+        seed = s[SEED]
+        lock.release()
+        return seed, (0, offset), None
+
+    def _reserve_rare(self):
+        """``reserve`` after the word interface read part of a subsequence, or at the end."""
+        s = self._slots
         with self.lock:
             if self._exhausted:
                 raise OverflowError(
