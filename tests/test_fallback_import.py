@@ -179,3 +179,45 @@ def test_native_is_built_in_ci():
         pytest.skip("enforced only when the CI environment variable is set")
     info = ascend_rand.backends()["native"]
     assert info["available"], info["reason"]
+
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_imports_from_the_repository_root_with_the_installed_core():
+    """The README runs every command from the repository root, where the source folder
+    shadows the installed package: it must import, and use the installed native core
+    (never a silent switch to the NumPy backend)."""
+    code = """
+import json, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import ascend_rand
+print(json.dumps({"file": ascend_rand.__file__,
+                  "native": ascend_rand.backends()["native"]["available"],
+                  "auto": ascend_rand.Generator(1).backend,
+                  "draw": ascend_rand.stateless.raw(4, 1, (2, 3)).tolist(),
+                  "warnings": [str(w.message) for w in caught]}))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO_ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert Path(out["file"]).resolve().is_relative_to(REPO_ROOT / "ascend_rand")
+    installed = ascend_rand.backends()["native"]["available"]
+    assert out["native"] is installed
+    assert out["auto"] == ("native" if installed else "numpy")
+    assert out["draw"] == ascend_rand.stateless.raw(4, 1, (2, 3)).tolist()
+    if installed:
+        assert out["warnings"] == []
+
+
+def test_missing_native_core_warns_at_import():
+    code = BLOCK_NATIVE + """
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import ascend_rand
+print(json.dumps([str(w.message) for w in caught if w.category is RuntimeWarning]))
+"""
+    messages = run_python(code)
+    assert any("native core is unavailable" in m and "NumPy" in m for m in messages), messages
