@@ -23,7 +23,7 @@ from .generator import Generator
 __version__ = "0.1.0"
 
 # The stream format number of docs/spec.md: a change to any stream's bits is a new number.
-STREAM_FORMAT = 1
+STREAM_FORMAT = 2
 
 __all__ = [
     "BackendUnavailableError",

@@ -56,12 +56,13 @@ int main() {
   }
   size_t attempts = 0;
   for (uint32_t i : rejected) {
+    uint32_t state = kZigFresh;
     for (uint32_t a = 0; a < kRetryBlocks; ++a) {
       uint32_t b[4];
       float t;
       retry_block(key, c, i, a, b);
       ++attempts;
-      if (ziggurat_f32_attempt(a == 0 ? w[i] : b[0], b[1], b[2], &t)) break;
+      if (ziggurat_f32_slot(&state, a == 0 ? w[i] : b[0], b[1], b[2], &t)) break;
     }
   }
   std::printf("ziggurat float32: %.3f%% of words leave the fast path, %.2f attempts each\n",

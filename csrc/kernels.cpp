@@ -219,26 +219,28 @@ inline bool keep_all(float) { return true; }
 inline bool keep_all64(double) { return true; }
 
 // Elements that left the ziggurat's fast path wait in a queue (element index,
-// first word, attempt number) and get ziggurat_f32_retry's result (normal.h)
-// in rounds: a round runs the next attempt of up to kRetryChunk queued
-// elements, generating their retry blocks together (philox_blocks_at) and
-// evaluating ziggurat_f32_attempt's tail and wedge tests for all of them in
-// loops over arrays, which the compiler vectorises (detmath.h's kernels are
-// branch-free); the operations and their order are ziggurat_f32_attempt's.
-// Every attempt writes its candidate, so an element whose 2^10 attempts all
-// fail keeps the last one, as in ziggurat_f32_retry.
+// first word, attempt slot, state: fresh or in the tail with a sign) and get
+// ziggurat_f32_retry's result (normal.h) in rounds: a round runs the next slot
+// of up to kRetryChunk queued elements, generating their retry blocks together
+// (philox_blocks_at) and evaluating ziggurat_f32_slot's tail and wedge tests
+// for all of them in loops over arrays, which the compiler vectorises
+// (detmath.h's kernels are branch-free); the operations and their order are
+// ziggurat_f32_slot's.  Every slot writes its candidate, so an element whose
+// 2^10 slots all fail keeps the last one, as in ziggurat_f32_retry.
 constexpr size_t kRetryChunk = 64;
 
 struct ZigguratQueue {
   alignas(64) uint64_t index[kRetryChunk];
   alignas(64) uint32_t first[kRetryChunk];
   alignas(64) uint32_t attempt[kRetryChunk];
+  alignas(64) uint32_t state[kRetryChunk];  // kZigFresh, or the sign of an element in the tail
   size_t count = 0;
 
   void push(uint64_t i, uint32_t w, uint32_t first_attempt) {
     index[count] = i;
     first[count] = w;
     attempt[count] = first_attempt;
+    state[count] = kZigFresh;
     ++count;
   }
 };
@@ -293,21 +295,33 @@ void ziggurat_f32_round(const DrawWords& s, const ZigguratBounds& bounds, Ziggur
   }
   for (size_t j = 0; j < live; ++j) ref[j] = exp_f32(-0.5f * (x[j] * x[j]));  // the wedge
   alignas(64) float z[kRetryChunk];
-  alignas(64) uint32_t again[kRetryChunk];
+  alignas(64) uint32_t again[kRetryChunk], next_state[kRetryChunk];
   for (size_t j = 0; j < live; ++j) {  // selects as bit operations, so that this vectorises too
+    // A tail slot (state = the sign) runs only the tail test; a fresh slot
+    // (state = kZigFresh) steps 1-3 on its word.
+    const uint32_t in_tail = q.state[j] != kZigFresh;
+    const uint32_t fresh = in_tail ^ 1u;
     const uint32_t base = (word[j] & 0xFFu) == 0;
     const uint32_t fast = (word[j] >> 9) < limit[j];
     const uint32_t tail = yt[j] + yt[j] > xt[j] * xt[j];
     const float y = f0[j] + unit_float32(aux1[j]) * (f1[j] - f0[j]);
     const uint32_t wedge = y < ref[j];
+    // whether this slot ran the tail test: a tail slot, or a fresh one that failed step 1 in layer 0
+    const uint32_t tested = in_tail | (base & (fast ^ 1u));
+    const uint32_t sign = (in_tail & q.state[j]) | (fresh & (word[j] >> 8));  // state: 0 or 1 in the tail
     const float r_plus = ziggurat::kR_f32 + xt[j];
-    const float mag = detmath::blend((base & (fast ^ 1u) & tail) != 0, r_plus, x[j]);
-    const float cand = detmath::float_of(detmath::bits_of(mag) ^ (((word[j] >> 8) & 1u) << 31));
+    // tail slot: +-(R + xt) whether accepted or not; fresh slot: +-x unless the tail accepted
+    const float mag = detmath::blend((in_tail | (base & (fast ^ 1u) & tail)) != 0, r_plus, x[j]);
+    const float cand = detmath::float_of(detmath::bits_of(mag) ^ (sign << 31));
     const uint32_t inside = (cand >= bounds.a) & (cand <= bounds.b);
-    const uint32_t accept = (fast | (base & tail) | ((base ^ 1u) & wedge)) & inside;
+    const uint32_t zig = (in_tail & tail) | (fresh & (fast | (base & tail) | ((base ^ 1u) & wedge)));
     // clamp_to: the identity on accepted candidates and for the plain normal
     z[j] = cand < bounds.a ? bounds.a : (cand > bounds.b ? bounds.b : cand);
-    again[j] = (accept ^ 1u) & static_cast<uint32_t>(q.attempt[j] + 1 < kRetryBlocks);
+    again[j] = ((zig & inside) ^ 1u) & static_cast<uint32_t>(q.attempt[j] + 1 < kRetryBlocks);
+    // a failed tail test stays in the tail; anything accepted (even refused by the bounds) or a
+    // failed wedge starts the next slot fresh
+    const uint32_t stay = 0u - (tested & (zig ^ 1u));  // all ones: stays in the tail
+    next_state[j] = (sign & stay) | (kZigFresh & ~stay);
   }
   size_t kept = 0;
   for (size_t j = 0; j < live; ++j) {
@@ -315,6 +329,7 @@ void ziggurat_f32_round(const DrawWords& s, const ZigguratBounds& bounds, Ziggur
     q.index[kept] = q.index[j];
     q.first[kept] = q.first[j];
     q.attempt[kept] = q.attempt[j] + 1;
+    q.state[kept] = next_state[j];
     kept += again[j];
   }
   q.count = kept;

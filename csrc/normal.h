@@ -51,21 +51,38 @@ inline bool ziggurat_f32_fast(uint32_t w, float* z) {
   return mag < ziggurat::kK_f32[layer];
 }
 
-// One attempt: layered word w, auxiliary words for the wedge or tail test.
-inline bool ziggurat_f32_attempt(uint32_t w, uint32_t aux1, uint32_t aux2, float* z) {
+// Step 2's tail test (Marsaglia 1964) with the slot's words p, q: the candidate
+// is +-(R + xt), accepted if yt + yt > xt * xt.
+inline bool ziggurat_f32_tail(uint32_t sign, uint32_t p, uint32_t q, float* z) {
+  const float xt = -log_f32(open_unit_float32(p)) * ziggurat::kInvR_f32;
+  const float yt = -log_f32(open_unit_float32(q));
+  *z = negate_if(ziggurat::kR_f32 + xt, sign);
+  return yt + yt > xt * xt;
+}
+
+// What an element carries from one attempt slot to the next (docs/spec.md 5.3,
+// "Attempts"): fresh, or in the tail with sign 0 / 1 after a failed tail test.
+constexpr uint32_t kZigFresh = 2;
+
+// One fresh slot (steps 1-3): layered word w, auxiliary words for the wedge or
+// tail test.  *tail_sign is set to the sign when the tail test fails, so that
+// the next slot repeats the tail test instead of starting over.
+inline bool ziggurat_f32_attempt(uint32_t w, uint32_t aux1, uint32_t aux2, float* z,
+                                 uint32_t* tail_sign) {
   const uint32_t layer = w & 0xFFu;
   const uint32_t sign = (w >> 8) & 1u;
   const uint32_t mag = w >> 9;
   const float x = static_cast<float>(mag) * ziggurat::kW_f32[layer];
   *z = negate_if(x, sign);
+  *tail_sign = kZigFresh;
   if (mag < ziggurat::kK_f32[layer]) return true;
-  if (layer == 0) {  // the tail beyond r (Marsaglia 1964)
-    const float xt = -log_f32(open_unit_float32(aux1)) * ziggurat::kInvR_f32;
-    const float yt = -log_f32(open_unit_float32(aux2));
-    if (yt + yt > xt * xt) {
-      *z = negate_if(ziggurat::kR_f32 + xt, sign);
+  if (layer == 0) {  // the tail beyond r; a failed test keeps the candidate +-x
+    float t;
+    if (ziggurat_f32_tail(sign, aux1, aux2, &t)) {
+      *z = t;
       return true;
     }
+    *tail_sign = sign;
     return false;
   }
   const float f0 = ziggurat::kF_f32[layer];
@@ -73,15 +90,31 @@ inline bool ziggurat_f32_attempt(uint32_t w, uint32_t aux1, uint32_t aux2, float
   return y < exp_f32(-0.5f * (x * x));
 }
 
-// Attempts 0, 1, ... for element i whose first word is w0, until one is accepted
+// Slot s of an element in state *state (kZigFresh or a tail sign): a fresh slot
+// runs ziggurat_f32_attempt on its layered word w, a tail slot only the tail
+// test on p, q (w is not read).  Marsaglia's tail method repeats its test until
+// it accepts; starting over with a new layer instead would keep only the test's
+// acceptance rate r Q(r) / phi(r) = 0.938 of the tail's mass.  An accepted
+// candidate leaves the element fresh, whatever the caller's bounds make of it.
+inline bool ziggurat_f32_slot(uint32_t* state, uint32_t w, uint32_t p, uint32_t q, float* z) {
+  if (*state != kZigFresh) {
+    if (!ziggurat_f32_tail(*state, p, q, z)) return false;
+    *state = kZigFresh;
+    return true;
+  }
+  return ziggurat_f32_attempt(w, p, q, z, state);
+}
+
+// Slots 0, 1, ... for element i whose first word is w0, until one is accepted
 // and passes `keep`; false if all 2^10 fail (then *z is the last candidate).
 template <class Keep>
 inline bool ziggurat_f32_retry(uint64_t key, Counter128 c, uint64_t i, uint32_t w0, Keep keep,
                                float* z) {
+  uint32_t state = kZigFresh;
   for (uint32_t a = 0; a < kRetryBlocks; ++a) {
     uint32_t b[4];
     retry_block(key, c, i, a, b);
-    if (ziggurat_f32_attempt(a == 0 ? w0 : b[0], b[1], b[2], z) && keep(*z)) return true;
+    if (ziggurat_f32_slot(&state, a == 0 ? w0 : b[0], b[1], b[2], z) && keep(*z)) return true;
   }
   return false;
 }
@@ -97,20 +130,30 @@ inline bool ziggurat_f64_fast(uint64_t u, double* z) {
   return mag < ziggurat::kK_f64[layer];
 }
 
-inline bool ziggurat_f64_attempt(uint64_t u, uint64_t aux1, uint64_t aux2, double* z) {
+inline bool ziggurat_f64_tail(uint64_t sign, uint64_t p, uint64_t q, double* z) {
+  const double xt = -log_f64(open_unit_float64(p)) * ziggurat::kInvR_f64;
+  const double yt = -log_f64(open_unit_float64(q));
+  *z = negate_if(ziggurat::kR_f64 + xt, sign);
+  return yt + yt > xt * xt;
+}
+
+// As ziggurat_f32_attempt: *tail_sign becomes the sign when the tail test fails.
+inline bool ziggurat_f64_attempt(uint64_t u, uint64_t aux1, uint64_t aux2, double* z,
+                                 uint32_t* tail_sign) {
   const uint32_t layer = static_cast<uint32_t>(u & 0xFFu);
   const uint64_t sign = (u >> 8) & 1u;
   const uint64_t mag = u >> 12;
   const double x = static_cast<double>(mag) * ziggurat::kW_f64[layer];
   *z = negate_if(x, sign);
+  *tail_sign = kZigFresh;
   if (mag < ziggurat::kK_f64[layer]) return true;
   if (layer == 0) {
-    const double xt = -log_f64(open_unit_float64(aux1)) * ziggurat::kInvR_f64;
-    const double yt = -log_f64(open_unit_float64(aux2));
-    if (yt + yt > xt * xt) {
-      *z = negate_if(ziggurat::kR_f64 + xt, sign);
+    double t;
+    if (ziggurat_f64_tail(sign, aux1, aux2, &t)) {
+      *z = t;
       return true;
     }
+    *tail_sign = static_cast<uint32_t>(sign);
     return false;
   }
   const double f0 = ziggurat::kF_f64[layer];
@@ -119,15 +162,27 @@ inline bool ziggurat_f64_attempt(uint64_t u, uint64_t aux1, uint64_t aux2, doubl
   return y < exp_f64(-0.5 * (x * x));
 }
 
+// As ziggurat_f32_slot, with the float64 variant's p and q.
+inline bool ziggurat_f64_slot(uint32_t* state, uint64_t u, uint64_t p, uint64_t q, double* z) {
+  if (*state != kZigFresh) {
+    if (!ziggurat_f64_tail(*state, p, q, z)) return false;
+    *state = kZigFresh;
+    return true;
+  }
+  return ziggurat_f64_attempt(u, p, q, z, state);
+}
+
+// Slot a uses blocks R(i, 2a) and R(i, 2a+1); 2^9 slots.
 template <class Keep>
 inline bool ziggurat_f64_retry(uint64_t key, Counter128 c, uint64_t i, uint64_t u0, Keep keep,
                                double* z) {
+  uint32_t state = kZigFresh;
   for (uint32_t a = 0; a < kRetryBlocks / 2; ++a) {
     uint32_t b0[4], b1[4];
     retry_block(key, c, i, 2 * a, b0);
     retry_block(key, c, i, 2 * a + 1, b1);
     const uint64_t u = a == 0 ? u0 : join64(b0[0], b0[1]);
-    if (ziggurat_f64_attempt(u, join64(b0[2], b0[3]), join64(b1[0], b1[1]), z) && keep(*z))
+    if (ziggurat_f64_slot(&state, u, join64(b0[2], b0[3]), join64(b1[0], b1[1]), z) && keep(*z))
       return true;
   }
   return false;

@@ -79,23 +79,43 @@ def _zig_f32_fast(w):
     return z, mag < _K32[layer]
 
 
-def _zig_f32_attempt(w, aux1, aux2):
+# Between attempt slots an element is fresh or, after a failed tail test, in the
+# tail with that test's sign (docs/spec.md 5.3, "Attempts"): a tail slot repeats
+# only the tail test, as Marsaglia's tail method does, instead of starting over
+# with a new layer (which would keep only the test's acceptance rate, 0.938, of
+# the tail's mass).  ``state`` holds _FRESH or the sign (0 / 1).
+_FRESH = np.uint32(2)
+
+
+def _zig_f32_slot(state, w, aux1, aux2):
+    """One slot for every pending element: (candidate, accepted, next state).
+
+    Fresh elements run steps 1-3 on their layered word ``w``; elements in the
+    tail run only the tail test on ``aux1, aux2`` (their ``w`` is not used).
+    A tail slot's candidate is +-(R + xt), accepted or not.
+    """
+    in_tail = state != _FRESH
     layer = w & _LAYER
-    sign = (w >> _U8) & _ONE
+    sign = np.where(in_tail, state, (w >> _U8) & _ONE)
     mag = w >> _U9
     x = mag.astype(np.float32) * _W32[layer]
     z = _negate_if(x, sign)
-    ok = mag < _K32[layer]
-    tail = ~ok & (layer == 0)
+    ok = ~in_tail & (mag < _K32[layer])
+    tested = in_tail | (~ok & (layer == 0))  # the slot runs the tail test
     xt = -detmath.log_f32(_open_unit_float32(aux1)) * _INV_R32
     yt = -detmath.log_f32(_open_unit_float32(aux2))
-    tail_ok = tail & ((yt + yt) > (xt * xt))
-    z = np.where(tail_ok, _negate_if(_R32 + xt, sign), z)
-    wedge = ~ok & (layer != 0)
+    tail_pass = (yt + yt) > (xt * xt)
+    tail_ok = tested & tail_pass
+    z = np.where(in_tail | tail_ok, _negate_if(_R32 + xt, sign), z)
+    wedge = ~in_tail & ~ok & (layer != 0)
     f0 = _F32[layer]
     y = f0 + _unit_float32(aux1) * (_F32[layer + 1] - f0)
     wedge_ok = wedge & (y < detmath.exp_f32(np.float32(-0.5) * (x * x)))
-    return z, ok | tail_ok | wedge_ok
+    acc = ok | tail_ok | wedge_ok
+    # A failed tail test stays in the tail; an acceptance (even one the truncated
+    # normal's bounds then refuse) or a failed wedge makes the next slot fresh.
+    next_state = np.where(tested & ~tail_pass, sign, _FRESH).astype(np.uint32)
+    return z, acc, next_state
 
 
 def _zig_f64_fast(u):
@@ -105,30 +125,35 @@ def _zig_f64_fast(u):
     return z, mag < _K64[layer]
 
 
-def _zig_f64_attempt(u, aux1, aux2):
+def _zig_f64_slot(state, u, aux1, aux2):
+    """As _zig_f32_slot, with the float64 variant's words and tables."""
+    in_tail = state != _FRESH
     layer = (u & np.uint64(0xFF)).astype(np.intp)
-    sign = (u >> np.uint64(8)) & np.uint64(1)
+    sign = np.where(in_tail, state.astype(np.uint64), (u >> np.uint64(8)) & np.uint64(1))
     mag = u >> np.uint64(12)
     x = mag.astype(np.float64) * _W64[layer]
     z = _negate_if(x, sign)
-    ok = mag < _K64[layer]
-    tail = ~ok & (layer == 0)
+    ok = ~in_tail & (mag < _K64[layer])
+    tested = in_tail | (~ok & (layer == 0))
     xt = -detmath.log_f64(_open_unit_float64(aux1)) * _INV_R64
     yt = -detmath.log_f64(_open_unit_float64(aux2))
-    tail_ok = tail & ((yt + yt) > (xt * xt))
-    z = np.where(tail_ok, _negate_if(_R64 + xt, sign), z)
-    wedge = ~ok & (layer != 0)
+    tail_pass = (yt + yt) > (xt * xt)
+    tail_ok = tested & tail_pass
+    z = np.where(in_tail | tail_ok, _negate_if(_R64 + xt, sign), z)
+    wedge = ~in_tail & ~ok & (layer != 0)
     f0 = _F64[layer]
     y = f0 + _unit_float64(aux1) * (_F64[layer + 1] - f0)
     wedge_ok = wedge & (y < detmath.exp_f64(-0.5 * (x * x)))
-    return z, ok | tail_ok | wedge_ok
+    acc = ok | tail_ok | wedge_ok
+    next_state = np.where(tested & ~tail_pass, sign, _FRESH).astype(np.uint32)
+    return z, acc, next_state
 
 
 def _ziggurat_f32(key, counter, start, w, keep=None):
     """Standard normals (float32) for elements start.. from their first words ``w``.
 
     ``keep(z)`` adds a condition to acceptance (the truncated normal); elements
-    that exhaust all attempts keep their last candidate and are returned as
+    that exhaust all slots keep their last candidate and are returned as
     ``failed`` indices.
     """
     z, ok = _zig_f32_fast(w)
@@ -136,15 +161,16 @@ def _ziggurat_f32(key, counter, start, w, keep=None):
         ok &= keep(z)
     pending = np.flatnonzero(~ok)
     w0 = w[pending]
+    state = np.full(pending.size, _FRESH, dtype=np.uint32)
     for a in range(RETRY_BLOCKS):
         if pending.size == 0:
             break
         b = retry_blocks(key, counter, pending.astype(np.uint64) + np.uint64(start), a)
-        cand, acc = _zig_f32_attempt(w0 if a == 0 else b[:, 0], b[:, 1], b[:, 2])
+        cand, acc, state = _zig_f32_slot(state, w0 if a == 0 else b[:, 0], b[:, 1], b[:, 2])
         if keep is not None:
             acc &= keep(cand)
         z[pending] = cand
-        pending, w0 = pending[~acc], w0[~acc]
+        pending, w0, state = pending[~acc], w0[~acc], state[~acc]
     return z, pending
 
 
@@ -154,6 +180,7 @@ def _ziggurat_f64(key, counter, start, u, keep=None):
         ok &= keep(z)
     pending = np.flatnonzero(~ok)
     u0 = u[pending]
+    state = np.full(pending.size, _FRESH, dtype=np.uint32)
     for a in range(RETRY_BLOCKS // 2):
         if pending.size == 0:
             break
@@ -161,11 +188,12 @@ def _ziggurat_f64(key, counter, start, u, keep=None):
         b0 = retry_blocks(key, counter, element, 2 * a)
         b1 = retry_blocks(key, counter, element, 2 * a + 1)
         layered = u0 if a == 0 else _join64(b0[:, 0], b0[:, 1])
-        cand, acc = _zig_f64_attempt(layered, _join64(b0[:, 2], b0[:, 3]), _join64(b1[:, 0], b1[:, 1]))
+        cand, acc, state = _zig_f64_slot(state, layered, _join64(b0[:, 2], b0[:, 3]),
+                                         _join64(b1[:, 0], b1[:, 1]))
         if keep is not None:
             acc &= keep(cand)
         z[pending] = cand
-        pending, u0 = pending[~acc], u0[~acc]
+        pending, u0, state = pending[~acc], u0[~acc], state[~acc]
     return z, pending
 
 

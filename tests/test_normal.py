@@ -116,6 +116,8 @@ def test_reference_covers_every_ziggurat_path(precision):
     assert first_paths[("tail", "attempt0")] >= 50  # accepted in the tail at attempt 0
     assert first_paths[("wedge-rejected", "retried")] >= 100  # from the retry region
     assert first_paths[("tail-rejected", "retried")] >= 1, total  # tail rejected, then retried
+    # ... and then accepted by a slot that repeats only the tail test (spec 5.3, "Attempts")
+    assert sum(c for (f, w, p), c in total.items() if p == "tail-repeat") >= 1, total
     # Retried elements accepted at their second try by every step kind.
     assert sum(c for (f, w, p), c in total.items() if w == "retried" and p == "wedge") >= 1, total
     assert sum(c for (f, w, p), c in total.items() if w == "retried" and p == "fast") >= 100, total

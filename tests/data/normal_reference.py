@@ -144,19 +144,32 @@ def fast_rejected_f64(u):
     return (u >> 12) >= K64[u & 0xFF]
 
 
+def tail_test_f32(sign, p, q):
+    """Step 2's tail test alone: (accepted, +-(R + xt))."""
+    xt = (-log32(O32(p))) * INV_R32
+    yt = -log32(O32(q))
+    v = R32 + xt
+    return yt + yt > xt * xt, (-v if sign else v)
+
+
+def tail_test_f64(sign, p, q):
+    xt = (-log64(O64(p))) * INV_R64
+    yt = -log64(O64(q))
+    v = R64 + xt
+    return yt + yt > xt * xt, (-v if sign else v)
+
+
 def zig_attempt_f32(w, p, q):
-    """One attempt: (accepted, candidate, path)."""
+    """One fresh slot (steps 1-3): (accepted, candidate, path)."""
     layer, sign, mag = w & 0xFF, (w >> 8) & 1, w >> 9
     x = f32(mag) * W32[layer]
     z = -x if sign else x
     if mag < K32[layer]:
         return True, z, "fast"
     if layer == 0:
-        xt = (-log32(O32(p))) * INV_R32
-        yt = -log32(O32(q))
-        if yt + yt > xt * xt:
-            v = R32 + xt
-            return True, (-v if sign else v), "tail"
+        ok, v = tail_test_f32(sign, p, q)
+        if ok:
+            return True, v, "tail"
         return False, z, "tail-rejected"
     f0 = F32[layer]
     y = f0 + U32(p) * (F32[layer + 1] - f0)
@@ -172,11 +185,9 @@ def zig_attempt_f64(u, p, q):
     if mag < K64[layer]:
         return True, z, "fast"
     if layer == 0:
-        xt = (-log64(O64(p))) * INV_R64
-        yt = -log64(O64(q))
-        if yt + yt > xt * xt:
-            v = R64 + xt
-            return True, (-v if sign else v), "tail"
+        ok, v = tail_test_f64(sign, p, q)
+        if ok:
+            return True, v, "tail"
         return False, z, "tail-rejected"
     f0 = F64[layer]
     y = f0 + U64(p) * (F64[layer + 1] - f0)
@@ -185,41 +196,84 @@ def zig_attempt_f64(u, p, q):
     return False, z, "wedge-rejected"
 
 
-def ziggurat_f32(key, counter, i, w0, lo=None, hi=None):
-    """Element i (first word w0): (z, attempt, path, first_path).
+def _in_bounds(z, lo, hi):
+    return lo is None or lo <= z <= hi
 
-    With bounds, "accept" also needs lo <= z <= hi (the truncated normal's
-    ziggurat method, spec 5.5).
+
+def ziggurat_f32_slots(key, counter, i, w0, lo=None, hi=None):
+    """Element i (first word w0): (z, [(path, candidate) for every slot used]).
+
+    Spec 5.3, "Attempts": a slot is fresh (steps 1-3 on its layered word) until
+    a tail test fails; from then on each slot runs only the tail test, with that
+    attempt's sign, on the slot's p and q ("tail-repeat" / "tail-repeat-rejected"),
+    until it accepts.  With bounds, "accept" also needs lo <= z <= hi (the
+    truncated normal's ziggurat method, spec 5.5), and a value they refuse makes
+    the next slot fresh again.
     """
-    first_path = None
-    for a in range(SLOTS):
-        if a == 0 and not fast_rejected_f32(w0):
+    trace = []
+    tail_sign = None  # None: fresh; 0 or 1: in the tail
+    for s in range(SLOTS):
+        if tail_sign is not None:
+            b = retry(key, counter, i, s)
+            ok, z = tail_test_f32(tail_sign, b[1], b[2])
+            path = "tail-repeat" if ok else "tail-repeat-rejected"
+        elif s == 0 and not fast_rejected_f32(w0):
             ok, z, path = zig_attempt_f32(w0, 0, 0)  # step 1 reads nothing else
         else:
-            b = retry(key, counter, i, a)
-            ok, z, path = zig_attempt_f32(w0 if a == 0 else b[0], b[1], b[2])
-        if first_path is None:
-            first_path = path
-        if ok and (lo is None or lo <= z <= hi):
-            return z, a, path, first_path
-    raise AssertionError("all 1024 attempts rejected: the probability is below 1e-150")
+            b = retry(key, counter, i, s)
+            w = w0 if s == 0 else b[0]
+            ok, z, path = zig_attempt_f32(w, b[1], b[2])
+            if path == "tail-rejected":
+                tail_sign = (w >> 8) & 1
+        trace.append((path, z))
+        if ok:
+            tail_sign = None
+            if _in_bounds(z, lo, hi):
+                return z, trace
+    raise AssertionError("all 1024 slots rejected: the probability is below 1e-150")
+
+
+def ziggurat_f64_slots(key, counter, i, u0, lo=None, hi=None):
+    """As ziggurat_f32_slots; slot s reads blocks R(i, 2s) and R(i, 2s+1)."""
+    trace = []
+    tail_sign = None
+    for s in range(SLOTS // 2):
+        if tail_sign is None and s == 0 and not fast_rejected_f64(u0):
+            ok, z, path = zig_attempt_f64(u0, 0, 0)
+        else:
+            b0 = retry(key, counter, i, 2 * s)
+            b1 = retry(key, counter, i, 2 * s + 1)
+            p, q = join(b0[2], b0[3]), join(b1[0], b1[1])
+            if tail_sign is not None:
+                ok, z = tail_test_f64(tail_sign, p, q)
+                path = "tail-repeat" if ok else "tail-repeat-rejected"
+            else:
+                u = u0 if s == 0 else join(b0[0], b0[1])
+                ok, z, path = zig_attempt_f64(u, p, q)
+                if path == "tail-rejected":
+                    tail_sign = (u >> 8) & 1
+        trace.append((path, z))
+        if ok:
+            tail_sign = None
+            if _in_bounds(z, lo, hi):
+                return z, trace
+    raise AssertionError("all 512 slots rejected: the probability is below 1e-150")
+
+
+def tail_failures(trace):
+    """How many tail tests failed along a slot trace."""
+    return sum(1 for path, _ in trace if path in ("tail-rejected", "tail-repeat-rejected"))
+
+
+def ziggurat_f32(key, counter, i, w0, lo=None, hi=None):
+    """Element i (first word w0): (z, slot, path, first_path)."""
+    z, trace = ziggurat_f32_slots(key, counter, i, w0, lo, hi)
+    return z, len(trace) - 1, trace[-1][0], trace[0][0]
 
 
 def ziggurat_f64(key, counter, i, u0, lo=None, hi=None):
-    first_path = None
-    for a in range(SLOTS // 2):
-        if a == 0 and not fast_rejected_f64(u0):
-            ok, z, path = zig_attempt_f64(u0, 0, 0)
-        else:
-            b0 = retry(key, counter, i, 2 * a)
-            b1 = retry(key, counter, i, 2 * a + 1)
-            u = u0 if a == 0 else join(b0[0], b0[1])
-            ok, z, path = zig_attempt_f64(u, join(b0[2], b0[3]), join(b1[0], b1[1]))
-        if first_path is None:
-            first_path = path
-        if ok and (lo is None or lo <= z <= hi):
-            return z, a, path, first_path
-    raise AssertionError("all 512 attempts rejected: the probability is below 1e-150")
+    z, trace = ziggurat_f64_slots(key, counter, i, u0, lo, hi)
+    return z, len(trace) - 1, trace[-1][0], trace[0][0]
 
 
 # -- Box-Muller (spec 5.4) ---------------------------------------------------------------------
