@@ -1,6 +1,6 @@
 """Shared fixtures and independent reference implementations.
 
-Everything in ``Ref`` is written from the shared contract SPEC.md (sections 1-3) and
+Everything in ``Ref`` is written from docs/spec.md (sections 1-3) and
 docs/spec.md's integer rule in plain Python ints and ``fractions.Fraction``:
 it shares no code, no NumPy arithmetic and no rounding helper with the
 library, so a bit-exact match against it means something.
@@ -67,7 +67,7 @@ def read_kat():
 
 
 class Ref:
-    """Reference implementations in Python ints / Fractions (SPEC.md sections 1-3).
+    """Reference implementations in Python ints / Fractions (docs/spec.md sections 1-3).
 
     Test modules get this class through the ``ref`` fixture (with
     ``--import-mode=importlib`` they cannot import conftest).

@@ -1,6 +1,6 @@
 """The native core and the NumPy fallback give the same bits; so does every thread count.
 
-SPEC.md: a result that depends on the backend, the thread count, the SIMD
+docs/spec.md: a result that depends on the backend, the thread count, the SIMD
 width or the chunk size is a bug.  Property tests draw random shapes (with
 empty ones), keys, counters (biased toward the 2**64 edges where the counter
 carries and wraps), dtypes, bounds and integer ranges.

@@ -1,4 +1,4 @@
-"""Bernoulli bits and Ascend dropout masks (docs/spec.md sections 4 and 4A, SPEC.md section 4).
+"""Bernoulli bits and Ascend dropout masks (docs/spec.md sections 4 and 4A).
 
 The reference here is written in the test from the SPEC rule: plain NumPy on
 the raw words of ``stateless.raw`` (f(w) = fl32((w + 0.5) * 2**-32) < fl32(p)),

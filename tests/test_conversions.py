@@ -1,4 +1,4 @@
-"""Word -> value conversions against formulas written here from SPEC.md section 3.
+"""Word -> value conversions against formulas written here from docs/spec.md section 3.
 
 The references (``Ref`` in conftest.py) read the stream words from a Philox
 in Python ints and do every rounding with ``fractions.Fraction``; they share

@@ -1,4 +1,4 @@
-"""The stateful Generator: (seed, offset), one offset per call (SPEC.md section 2)."""
+"""The stateful Generator: (seed, offset), one offset per call (docs/spec.md section 2)."""
 
 import ml_dtypes
 import numpy as np

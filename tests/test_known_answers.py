@@ -1,4 +1,4 @@
-"""Philox4x32-10 known answers and the stream layout (SPEC.md sections 1-2).
+"""Philox4x32-10 known answers and the stream layout (docs/spec.md sections 1-2).
 
 The Random123 vectors in tests/data/philox4x32_10_kat.txt go through the
 public API: key = k0 | k1 << 32, counter = (c0 | c1 << 32, c2 | c3 << 32), and

@@ -1,4 +1,4 @@
-"""Bit-exactness against TensorFlow's stateless Philox kernels (SPEC.md sections 2-3).
+"""Bit-exactness against TensorFlow's stateless Philox kernels (docs/spec.md sections 2-3).
 
 TensorFlow's CPU kernels are an independent implementation of the same stream:
 ``StatelessRandomUniformV2(shape, key=[seed], counter=[lo, hi], alg=1)`` for
