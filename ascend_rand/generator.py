@@ -144,12 +144,14 @@ class Generator:
         return f"Generator(engine={self._engine!r}, backend={self._backend.name!r})"
 
     def _draw(self, plan):
-        key, counter, words = self._engine.reserve(plan, self._backend)
-        if words is not None:
-            kernel = self._engine.kernel(plan.kernel)
-            if kernel != plan.kernel:
-                plan = plan.with_kernel(kernel)
-        return self._backend.run(plan, key, counter, words)
+        backend = self._backend
+        key, counter, words = self._engine.reserve(plan, backend)
+        if words is None:
+            return backend.run(plan, key, counter)
+        kernel = self._engine.kernel(plan.kernel)
+        if kernel != plan.kernel:
+            plan = plan.with_kernel(kernel)
+        return backend.run(plan, key, counter, words)
 
     # -- draws -------------------------------------------------------------------------------
     # Each method looks its plan up first under a key of exact-typed arguments
@@ -168,7 +170,8 @@ class Generator:
     def random(self, size=None, dtype="float32", out=None):
         """Uniform [0, 1) in float32/float16/bfloat16/float64 (mantissa fill, docs/spec.md 3)."""
         if out is None:
-            plan = _PLANS.get(("random", size, dtype)) if _simple(size, dtype) else None
+            plan = (_PLANS.get(("random", size, dtype))
+                    if (size is None or type(size) is int) and type(dtype) is str else None)
             if plan is None:
                 plan = cached(cache_key("random", size, (dtype,)),
                               lambda: plan_uniform(size, dtype, 0.0, 1.0, what="random"))
