@@ -1,7 +1,7 @@
 """Bernoulli bits and packed dropout masks in vectorised NumPy.
 
-Mirrors ``csrc/bernoulli.h`` and the Bernoulli kernels of
-``csrc/kernels_bits.cpp``; docs/spec.md sections 4 and 4A is the rule (Ascend's
+Mirrors ``csrc/core/bernoulli.h`` and the Bernoulli kernels of
+``csrc/cpu/kernels_bits.cpp``; docs/spec.md sections 4 and 4A is the rule (Ascend's
 StatelessDropOutGenMask).  Each kernel fills a flat, C-contiguous ``out`` that
 the Python layer has already validated and allocated.
 """

@@ -1,6 +1,6 @@
 """Conversions from Philox words to output values, in vectorised NumPy.
 
-Mirrors ``csrc/distributions.h``; docs/spec.md section 3 is the rule for each
+Mirrors ``csrc/core/conversions.h``; docs/spec.md section 3 is the rule for each
 function.  Every function fills a flat, C-contiguous ``out`` array that the
 Python layer has already validated and allocated.
 """

@@ -1,7 +1,7 @@
 """MT19937 (Matsumoto & Nishimura 1998) in vectorised NumPy, with exact jump-ahead.
 
-Mirrors ``csrc/mt19937.h`` (engine, seeding, streams, advance) and
-``csrc/gf2poly.h`` (GF(2) polynomial arithmetic); docs/spec.md section 6 is the
+Mirrors ``csrc/core/mt19937.h`` (engine, seeding, streams, advance) and
+``csrc/cpu/gf2poly.h`` (GF(2) polynomial arithmetic); docs/spec.md section 6 is the
 contract.  The kernels at the bottom (``mt19937_*``) have the same names and
 arguments as the native ones in ``ascend_rand._native``.
 
@@ -146,7 +146,7 @@ def _next_words(key, pos, counts, width):
     return words
 
 
-# -- GF(2) polynomials (mirrors csrc/gf2poly.h) -------------------------------------------------
+# -- GF(2) polynomials (mirrors csrc/cpu/gf2poly.h) -------------------------------------------------
 
 CHARPOLY = sum(1 << e for e in CHARPOLY_EXPONENTS)
 _LOW_D = (1 << DEGREE) - 1

@@ -1,6 +1,6 @@
 """Generate the characteristic polynomial of the MT19937 transition.
 
-Writes ``csrc/mt19937_charpoly.h`` and ``fallback/mt19937_charpoly.py`` with
+Writes ``csrc/core/mt19937_charpoly.h`` and ``fallback/mt19937_charpoly.py`` with
 the same two constants:
 
 - ``p(x)``, degree 19937: the characteristic polynomial of the one-word step
@@ -145,7 +145,7 @@ def render_python(p, mu):
         "p(x), the characteristic polynomial of the MT19937 one-word step on its\n"
         "19937-dimensional invariant space (found by Berlekamp-Massey), and Barrett's\n"
         "mu(x) = floor(x^(2*19937) / p(x)), both as the increasing exponents of their\n"
-        "nonzero terms.  Same constants as csrc/mt19937_charpoly.h.\n"
+        "nonzero terms.  Same constants as csrc/core/mt19937_charpoly.h.\n"
         '"""\n\n'
         f"DEGREE = {DEGREE}\n\n"
         + block("CHARPOLY_EXPONENTS", p) + "\n" + block("BARRETT_MU_EXPONENTS", mu)
@@ -158,9 +158,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     root = pathlib.Path(args.root)
     p, mu = charpoly()
-    (root / "csrc").mkdir(parents=True, exist_ok=True)
+    (root / "csrc" / "core").mkdir(parents=True, exist_ok=True)
     (root / "fallback").mkdir(parents=True, exist_ok=True)
-    (root / "csrc" / "mt19937_charpoly.h").write_text(render_header(p, mu))
+    (root / "csrc" / "core" / "mt19937_charpoly.h").write_text(render_header(p, mu))
     (root / "fallback" / "mt19937_charpoly.py").write_text(render_python(p, mu))
     print(f"p(x): degree {DEGREE}, {bin(p).count('1')} nonzero coefficients")
 

@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "bindings_common.h"
-#include "dispatch.h"
-#include "kernels.h"
-#include "parallel.h"
+#include "cpu/dispatch.h"
+#include "cpu/kernels.h"
+#include "cpu/parallel.h"
+#include "python/bindings_common.h"
 
 namespace py = pybind11;
 using ascend_rand_bindings::draw_words;
@@ -137,11 +137,11 @@ void integers(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t lo
 
 }  // namespace
 
-// Bernoulli bits, dropout masks and permutations (csrc/bindings_bits.cpp).
+// Bernoulli bits, dropout masks and permutations (csrc/python/bindings_bits.cpp).
 void bind_bits(py::module_& m);
-// The MT19937 engine (csrc/bindings_mt.cpp).
+// The MT19937 engine (csrc/python/bindings_mt.cpp).
 void bind_mt(py::module_& m);
-// numpy's BitGenerator capsules for the engines (csrc/bindings_bitgen.cpp).
+// numpy's BitGenerator capsules for the engines (csrc/python/bindings_bitgen.cpp).
 void bind_bitgen(py::module_& m);
 
 PYBIND11_MODULE(_native, m) {

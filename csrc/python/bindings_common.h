@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "distributions.h"
+#include "core/conversions.h"
 
 namespace ascend_rand_bindings {
 

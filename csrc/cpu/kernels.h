@@ -1,13 +1,13 @@
 // Whole-draw entry points of the native core: fill n output elements from the
-// stream (key, counter), split over threads.  No Python here; csrc/bindings.cpp
+// stream (key, counter), split over threads.  No Python here; csrc/python/bindings.cpp
 // converts arguments and releases the GIL around these calls.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "distributions.h"
-#include "philox.h"
+#include "core/conversions.h"
+#include "core/philox.h"
 
 namespace ascend_rand {
 

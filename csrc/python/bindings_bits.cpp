@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "bernoulli.h"
-#include "bindings_common.h"
-#include "permutation.h"
+#include "core/bernoulli.h"
+#include "core/permutation.h"
+#include "python/bindings_common.h"
 
 namespace py = pybind11;
 using ascend_rand_bindings::draw_words;

@@ -7,12 +7,12 @@
 #include <cstring>
 #include <memory>
 
-#include "bernoulli.h"
-#include "dispatch.h"
-#include "distributions.h"
-#include "kernels_simd.h"
-#include "parallel.h"
-#include "permutation.h"
+#include "core/bernoulli.h"
+#include "core/conversions.h"
+#include "core/permutation.h"
+#include "cpu/dispatch.h"
+#include "cpu/kernels_simd.h"
+#include "cpu/parallel.h"
 
 namespace ascend_rand {
 namespace {

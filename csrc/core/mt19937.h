@@ -13,9 +13,9 @@
 #include <map>
 #include <vector>
 
-#include "dispatch.h"
-#include "gf2poly.h"
-#include "parallel.h"
+#include "cpu/dispatch.h"
+#include "cpu/gf2poly.h"
+#include "cpu/parallel.h"
 
 namespace ascend_rand {
 

@@ -3,16 +3,16 @@
 // level, compiled once per level and chosen at run time (dispatch.h); the
 // Philox words come from that level's kernel (philox_simd.h) and the hottest
 // loops have intrinsic forms (kernels_simd.h).
-#include "kernels.h"
+#include "cpu/kernels.h"
 
 #include <cstring>
 #include <limits>
 
-#include "dispatch.h"
-#include "kernels_simd.h"
-#include "mt19937.h"
-#include "normal.h"
-#include "parallel.h"
+#include "core/mt19937.h"
+#include "core/normal.h"
+#include "cpu/dispatch.h"
+#include "cpu/kernels_simd.h"
+#include "cpu/parallel.h"
 
 
 namespace ascend_rand {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "distributions.h"
+#include "conversions.h"
 #include "philox.h"
 
 namespace ascend_rand {
@@ -56,7 +56,7 @@ inline uint8_t pack8(const uint8_t* bits) {
 #endif
 }
 
-// -- whole-draw entry points (csrc/kernels_bits.cpp) ---------------------------------------------
+// -- whole-draw entry points (csrc/cpu/kernels_bits.cpp) ---------------------------------------------
 
 // n bits as 0/1 bytes.  probs == nullptr: bit i = word i < threshold
 // (threshold in [0, 2^32]); otherwise bit i = bernoulli_bit(word i, probs[i]).

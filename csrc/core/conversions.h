@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dispatch.h"
+#include "cpu/dispatch.h"
+#include "cpu/philox_simd.h"
 #include "philox.h"
-#include "philox_simd.h"
 
 namespace ascend_rand {
 

@@ -11,8 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "conversions.h"
 #include "detmath.h"
-#include "distributions.h"
 #include "normal.h"
 #include "philox.h"
 
@@ -66,7 +66,7 @@ ASCEND_RAND_HD uint64_t weighted_key(double neg_log, double p) {
   return p > 0.0 ? detmath::bits_of(e) : kZeroWeightKey;
 }
 
-// -- whole-draw entry points (csrc/kernels_bits.cpp) ----------------------------------------------
+// -- whole-draw entry points (csrc/cpu/kernels_bits.cpp) ----------------------------------------------
 
 // The first k (<= n) entries of the permutation of range(n): keys generated
 // in parallel, then sorted on the calling thread.

@@ -1,15 +1,15 @@
 // Normal distributions: ziggurat (the default), Box-Muller (the Ascend /
 // TensorFlow pairing) and the truncated normal.  Mirrors fallback/normal.py;
 // docs/spec.md "Normal distributions" is the rule.  Every floating-point step is
-// an IEEE operation of the stated precision or one of csrc/detmath.h's kernels.
+// an IEEE operation of the stated precision or one of detmath.h's kernels.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
+#include "conversions.h"
 #include "detmath.h"
-#include "distributions.h"
 #include "philox.h"
 #include "ziggurat_tables.h"
 

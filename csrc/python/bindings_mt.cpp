@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "bindings_common.h"
-#include "kernels.h"
-#include "mt19937.h"
+#include "core/mt19937.h"
+#include "cpu/kernels.h"
+#include "python/bindings_common.h"
 
 namespace py = pybind11;
 using ascend_rand::kMtN;
