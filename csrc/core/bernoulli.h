@@ -56,15 +56,4 @@ inline uint8_t pack8(const uint8_t* bits) {
 #endif
 }
 
-// -- whole-draw entry points (csrc/cpu/kernels_bits.cpp) ---------------------------------------------
-
-// n bits as 0/1 bytes.  probs == nullptr: bit i = word i < threshold
-// (threshold in [0, 2^32]); otherwise bit i = bernoulli_bit(word i, probs[i]).
-void bernoulli(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
-               const float* probs);
-
-// The same n bits packed into mask_bytes(n) bytes, padding bits and bytes 0.
-void bernoulli_packed(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
-                      const float* probs);
-
 }  // namespace ascend_rand

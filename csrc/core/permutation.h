@@ -66,19 +66,4 @@ ASCEND_RAND_HD uint64_t weighted_key(double neg_log, double p) {
   return p > 0.0 ? detmath::bits_of(e) : kZeroWeightKey;
 }
 
-// -- whole-draw entry points (csrc/cpu/kernels_bits.cpp) ----------------------------------------------
-
-// The first k (<= n) entries of the permutation of range(n): keys generated
-// in parallel, then sorted on the calling thread.
-void permutation(uint64_t* out, size_t k, size_t n, const DrawWords& s);
-
-// The first k (<= n) entries of the sparse Fisher-Yates permutation of
-// range(n): the k draws in parallel, then k swaps through a hash map of the
-// displaced positions on the calling thread.  O(k) time and memory.
-void choice_sparse(uint64_t* out, size_t k, uint64_t n, const DrawWords& s);
-
-// The first k (<= n) indices of the Efraimidis-Spirakis order of the weights
-// p[0 .. n): keys in parallel, then a partial selection of the k smallest.
-void weighted_choice(uint64_t* out, size_t k, size_t n, const DrawWords& s, const double* p);
-
 }  // namespace ascend_rand

@@ -11,6 +11,7 @@
 #include "core/mt19937.h"
 #include "core/normal.h"
 #include "cpu/dispatch.h"
+#include "cpu/draw_words.h"
 #include "cpu/kernels_simd.h"
 #include "cpu/parallel.h"
 

@@ -8,6 +8,7 @@
 
 #include "core/bernoulli.h"
 #include "core/permutation.h"
+#include "cpu/kernels.h"
 #include "python/bindings_common.h"
 
 namespace py = pybind11;

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "core/conversions.h"
+#include "cpu/draw_words.h"
 
 namespace ascend_rand_bindings {
 
