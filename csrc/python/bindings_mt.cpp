@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "core/mt19937.h"
+#include "cpu/gf2poly.h"
 #include "cpu/kernels.h"
+#include "cpu/mt19937_streams.h"
 #include "python/bindings_common.h"
 
 namespace py = pybind11;
