@@ -117,7 +117,7 @@ def rows(values, per_row, fmt):
 def render_header(p, mu):
     def array(name, poly):
         e = exponents(poly)
-        return (f"constexpr int {name}[{len(e)}] = {{\n"
+        return (f"ASCEND_RAND_TABLE constexpr int {name}[{len(e)}] = {{\n"
                 + "\n".join(rows(e, 12, str)) + "\n};\n")
 
     return (
@@ -127,8 +127,9 @@ def render_header(p, mu):
         "// 19937-dimensional invariant space (found by Berlekamp-Massey), and Barrett's\n"
         "// mu(x) = floor(x^(2*19937) / p(x)), both as the increasing exponents of their\n"
         "// nonzero terms: p has 135 of them, mu 161, so reduction mod p is a few hundred\n"
-        "// shifted XORs.  Same constants as fallback/mt19937_charpoly.py.\n"
-        "#pragma once\n\nnamespace ascend_rand {\n\n"
+        "// shifted XORs.  Same constants as fallback/mt19937_charpoly.py.  Arrays are\n"
+        "// ASCEND_RAND_TABLE (device.h), so that device code can read them.\n"
+        "#pragma once\n\n#include \"device.h\"\n\nnamespace ascend_rand {\n\n"
         f"constexpr int kMt19937Degree = {DEGREE};\n\n"
         "// p(x)\n" + array("kMt19937CharPolyExponents", p) + "\n"
         "// floor(x^(2*19937) / p(x))\n" + array("kMt19937BarrettMuExponents", mu) + "\n"
