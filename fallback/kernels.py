@@ -8,7 +8,7 @@ kernels update an engine's (key, pos) arrays in place.
 """
 
 from .bernoulli import bernoulli, bernoulli_packed
-from .distributions import integers, raw, uniform
+from .conversions import integers, raw, uniform
 from .mt19937 import (
     mt19937_advance,
     mt19937_fill,

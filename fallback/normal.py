@@ -10,7 +10,7 @@ import numpy as np
 
 from . import detmath, philox
 from . import ziggurat_tables as zt
-from .distributions import (
+from .conversions import (
     FORMAT_BFLOAT16,
     FORMAT_FLOAT16,
     _unit_float32,

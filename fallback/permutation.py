@@ -12,7 +12,7 @@ same keys (``weighted_choice``).
 import numpy as np
 
 from . import detmath, philox
-from .distributions import raw
+from .conversions import raw
 
 _U32 = np.uint64(32)
 _MASK32 = np.uint64(0xFFFFFFFF)
