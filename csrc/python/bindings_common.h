@@ -1,11 +1,14 @@
-// Shared argument conversion for the pybind11 bindings: the draw's words
-// (its Philox stream, or a caller's buffer of engine words) and buffer checks.
-// Only guards the memory the core reads and writes; validation is in Python.
+// Shared pieces of the pybind11 bindings: the draw's words (its Philox stream,
+// or a caller's buffer of engine words), buffer checks, and when a call gives
+// up the GIL.  Only guards the memory the core reads and writes; validation is
+// in Python.
 #pragma once
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "cpu/draw_words.h"
@@ -13,6 +16,33 @@
 namespace ascend_rand_bindings {
 
 namespace py = pybind11;
+
+// -- the GIL ------------------------------------------------------------------------------------
+// Giving the GIL up lets other Python threads run during a long draw, but
+// taking it back can wait for whichever thread holds it then (up to the
+// interpreter's switch interval, 5 ms by default), and even uncontended the
+// pair costs a few per cent of a small draw.  So a call keeps the GIL unless
+// its work is at least kReleaseGilWords words (generated or read): about 1 us
+// of Philox and conversion at any SIMD level, while a 16-element draw then
+// costs what numpy's does.  The result never depends on it (docs/spec.md
+// section 9).
+constexpr size_t kReleaseGilWords = 4096;
+
+// The work of a call that may evaluate an MT19937 jump polynomial (advance,
+// jump_streams, xpow_mod): milliseconds, so it always gives the GIL up.
+constexpr size_t kJumpWork = SIZE_MAX;
+
+// body(), without the GIL when `work` (words, or kJumpWork) is large enough to
+// pay for giving it up, with it otherwise.  body must not touch Python objects.
+template <class Body>
+void call_releasing_gil(size_t work, Body&& body) {
+  if (work >= kReleaseGilWords) {
+    py::gil_scoped_release release;
+    body();
+  } else {
+    body();
+  }
+}
 
 // The words of a draw: the Philox stream (key, (lo, hi)) when `words` is None,
 // else the C-contiguous uint32 array `words`, which must hold `needed` words.
