@@ -45,7 +45,7 @@ ASCEND_RAND_HD double unit_16(uint32_t w, Format16 f) {
 
 // Round a finite double to the 16-bit format, to nearest, ties to even; too large
 // becomes infinity.  Written from the IEEE-754 encoding (same steps as
-// fallback/distributions.py round_f64_to_16).
+// fallback/conversions.py round_f64_to_16).
 ASCEND_RAND_HD uint16_t round_f64_to_16(double x, Format16 f) {
   uint64_t u;
   std::memcpy(&u, &x, sizeof u);
