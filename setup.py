@@ -19,14 +19,25 @@ EXTRA_COMPILE_ARGS = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-pthread"]
 # Compile the C++ files in parallel (one job per CPU; ASCEND_RAND_BUILD_JOBS overrides).
 ParallelCompile("ASCEND_RAND_BUILD_JOBS", default=0).install()
 
+# csrc/ has three layers (docs/architecture.md): core/ (the element maths, header-only,
+# also for device compilers), cpu/ (tiling, SIMD dispatch, threads, whole-draw kernels)
+# and python/ (the pybind11 module).  Sources include each other as "core/...",
+# "cpu/...", "python/..." from csrc/.
+HEADERS = sorted(
+    os.path.join(folder, name)
+    for folder, _, names in os.walk("csrc")
+    for name in names
+    if name.endswith(".h")
+)
+
 ext_modules = [
     Pybind11Extension(
         "ascend_rand._native",
-        ["csrc/bindings.cpp", "csrc/kernels.cpp",
-         "csrc/kernels_bits.cpp", "csrc/bindings_bits.cpp",
-         "csrc/bindings_mt.cpp", "csrc/bindings_bitgen.cpp"],
+        ["csrc/cpu/kernels.cpp", "csrc/cpu/kernels_bits.cpp",
+         "csrc/python/bindings.cpp", "csrc/python/bindings_bits.cpp",
+         "csrc/python/bindings_mt.cpp", "csrc/python/bindings_bitgen.cpp"],
         include_dirs=["csrc"],
-        depends=[os.path.join("csrc", f) for f in os.listdir("csrc") if f.endswith(".h")],
+        depends=HEADERS,
         cxx_std=17,
         extra_compile_args=EXTRA_COMPILE_ARGS,
         extra_link_args=["-pthread"],

@@ -5,9 +5,9 @@
 //   g++ -O3 -march=native -ffp-contract=off -fno-math-errno -std=c++17 -Icsrc \
 //       bench/kernel_parts.cpp -o /tmp/kernel_parts && /tmp/kernel_parts
 //
-// It includes the library's own headers (csrc/normal.h), so it times the
+// It includes the library's own headers (csrc/core/normal.h), so it times the
 // current fast path, retry path and Box-Muller pair kernel.  The tile loop
-// copies the structure of ziggurat_f32_piece in csrc/kernels.cpp; update it
+// copies the structure of ziggurat_f32_piece in csrc/cpu/kernels.cpp; update it
 // when that changes.  Figures are ns per element (or per call where stated).
 
 #include <chrono>
@@ -15,7 +15,7 @@
 #include <random>
 #include <vector>
 
-#include "normal.h"
+#include "core/normal.h"
 
 using namespace ascend_rand;
 

@@ -1,7 +1,7 @@
 """Bernoulli bits and packed dropout masks in vectorised NumPy.
 
-Mirrors ``csrc/bernoulli.h`` and the Bernoulli kernels of
-``csrc/kernels_bits.cpp``; docs/spec.md sections 4 and 4A is the rule (Ascend's
+Mirrors ``csrc/core/bernoulli.h`` and the Bernoulli kernels of
+``csrc/cpu/kernels_bits.cpp``; docs/spec.md sections 4 and 4A is the rule (Ascend's
 StatelessDropOutGenMask).  Each kernel fills a flat, C-contiguous ``out`` that
 the Python layer has already validated and allocated.
 """
@@ -9,6 +9,7 @@ the Python layer has already validated and allocated.
 import numpy as np
 
 from . import philox
+from .conversions import curand_uniform
 
 # T(p) for p = 1: every word gives a 1 (docs/spec.md sections 4 and 4A, the special case).
 ALL_ONES_THRESHOLD = 1 << 32
@@ -19,11 +20,6 @@ MASK_GROUP_BITS = 128
 def mask_bytes(n):
     """Length of the packed mask of ``n`` bits: ceil(n / 128) * 16 bytes."""
     return -(-n // MASK_GROUP_BITS) * (MASK_GROUP_BITS // 8)
-
-
-def curand_uniform(w):
-    """f(w) = fl32((w + 0.5) * 2**-32): exact in float64, rounded once to float32."""
-    return ((w.astype(np.float64) + 0.5) * 2.0 ** -32).astype(np.float32)
 
 
 def bits(w, threshold, probs):

@@ -1,6 +1,6 @@
 """Deterministic log, exp, sin and cos in vectorised NumPy.
 
-Mirrors ``csrc/detmath.h`` operation for operation; docs/spec.md Appendix A is the rule
+Mirrors ``csrc/core/detmath.h`` operation for operation; docs/spec.md Appendix A is the rule
 for each function.  Every step is one IEEE-754 +, -, *, / (round to nearest
 even), an integer/bit operation on the ``.view(np.uint32)`` / ``.view(np.uint64)``
 of an array, or a select (``np.where``), in the order written: NumPy's float

@@ -1,6 +1,6 @@
 """The NumPy backend's kernel table: the same entry points as ``ascend_rand._native``.
 
-Mirrors ``csrc/kernels.cpp``, ``csrc/kernels_bits.cpp``, ``csrc/mt19937.h`` and
+Mirrors ``csrc/cpu/kernels.cpp``, ``csrc/cpu/kernels_bits.cpp``, ``csrc/core/mt19937.h`` and
 their bindings: each draw kernel fills a flat, validated ``out`` from the
 stream ``(key, (ctr_lo, ctr_hi))`` or a caller's ``words`` buffer
 (``mt19937_uniform`` converts MT19937 engine words only); the MT19937 state
@@ -8,7 +8,7 @@ kernels update an engine's (key, pos) arrays in place.
 """
 
 from .bernoulli import bernoulli, bernoulli_packed
-from .distributions import integers, raw, uniform
+from .conversions import integers, raw, uniform
 from .mt19937 import (
     mt19937_advance,
     mt19937_fill,

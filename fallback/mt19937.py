@@ -1,7 +1,7 @@
 """MT19937 (Matsumoto & Nishimura 1998) in vectorised NumPy, with exact jump-ahead.
 
-Mirrors ``csrc/mt19937.h`` (engine, seeding, streams, advance) and
-``csrc/gf2poly.h`` (GF(2) polynomial arithmetic); docs/spec.md section 6 is the
+Mirrors ``csrc/core/mt19937.h`` (engine, seeding, streams, advance) and
+``csrc/cpu/gf2poly.h`` (GF(2) polynomial arithmetic); docs/spec.md section 6 is the
 contract.  The kernels at the bottom (``mt19937_*``) have the same names and
 arguments as the native ones in ``ascend_rand._native``.
 
@@ -23,7 +23,7 @@ import functools
 
 import numpy as np
 
-from . import distributions as _conv
+from . import conversions as _conv
 from .mt19937_charpoly import BARRETT_MU_EXPONENTS, CHARPOLY_EXPONENTS, DEGREE
 
 N = 624
@@ -146,7 +146,7 @@ def _next_words(key, pos, counts, width):
     return words
 
 
-# -- GF(2) polynomials (mirrors csrc/gf2poly.h) -------------------------------------------------
+# -- GF(2) polynomials (mirrors csrc/cpu/gf2poly.h) ---------------------------------------------
 
 CHARPOLY = sum(1 << e for e in CHARPOLY_EXPONENTS)
 _LOW_D = (1 << DEGREE) - 1
@@ -360,7 +360,7 @@ def _uniform_chunk(out, fmt, low, span, scaled, words):
         mant = f16[0]
         x = (words[:n] >> np.uint32(32 - mant)).astype(np.float64) * 2.0 ** -mant  # exact
         if scaled:
-            # As distributions.uniform: float64 holds x * span exactly and rounds a
+            # As conversions.uniform: float64 holds x * span exactly and rounds a
             # sum of two 16-bit values so that one more rounding is correct.
             prod = _conv.bits16_to_f64(_conv.round_f64_to_16(x * span, f16), f16)
             out[:] = _conv.round_f64_to_16(prod + low, f16)

@@ -3,7 +3,7 @@
 p(x), the characteristic polynomial of the MT19937 one-word step on its
 19937-dimensional invariant space (found by Berlekamp-Massey), and Barrett's
 mu(x) = floor(x^(2*19937) / p(x)), both as the increasing exponents of their
-nonzero terms.  Same constants as csrc/mt19937_charpoly.h.
+nonzero terms.  Same constants as csrc/core/mt19937_charpoly.h.
 """
 
 DEGREE = 19937

@@ -1,6 +1,6 @@
 """Normal distributions in vectorised NumPy: ziggurat, Box-Muller, truncated normal.
 
-Mirrors ``csrc/normal.h`` operation for operation (docs/spec.md section 5).
+Mirrors ``csrc/core/normal.h`` operation for operation (docs/spec.md section 5).
 Every float step is a float32 (or float64) NumPy array operation, which is one
 IEEE operation per element, or a kernel of ``detmath``; the rare elements the
 samplers reject are redrawn, all together per attempt, from the retry region.
@@ -10,7 +10,7 @@ import numpy as np
 
 from . import detmath, philox
 from . import ziggurat_tables as zt
-from .distributions import (
+from .conversions import (
     FORMAT_BFLOAT16,
     FORMAT_FLOAT16,
     _unit_float32,

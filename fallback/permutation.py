@@ -1,7 +1,7 @@
 """Random permutations by sort keys, and choice without replacement, in NumPy.
 
-Mirrors ``csrc/permutation.h`` and the permutation and choice kernels of
-``csrc/kernels_bits.cpp`` (docs/spec.md section 4A): element i gets the 64-bit key
+Mirrors ``csrc/core/permutation.h`` and the permutation and choice kernels of
+``csrc/cpu/kernels_bits.cpp`` (docs/spec.md section 4A): element i gets the 64-bit key
 ``(word 2i << 32) | word 2i+1`` and the permutation is the order of the pairs
 ``(key, i)``.  Choice without replacement is either a prefix of that
 permutation, the sparse Fisher-Yates prefix (``choice_sparse``, when
@@ -12,7 +12,7 @@ same keys (``weighted_choice``).
 import numpy as np
 
 from . import detmath, philox
-from .distributions import raw
+from .conversions import raw
 
 _U32 = np.uint64(32)
 _MASK32 = np.uint64(0xFFFFFFFF)

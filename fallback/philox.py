@@ -1,6 +1,6 @@
 """Philox4x32-10 (Random123) in vectorised NumPy.
 
-Mirrors ``csrc/philox.h``.  Every 32-bit quantity is held in a uint64 array so
+Mirrors ``csrc/core/philox.h``.  Every 32-bit quantity is held in a uint64 array so
 that the 32x32 -> 64 bit products of the round function are exact; there is no
 Python loop over elements, only over the ten rounds.
 

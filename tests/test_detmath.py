@@ -12,7 +12,7 @@ Three things are checked:
   maximum is printed (pytest -s) and listed in docs/spec.md Appendix A.
 - special values and documented behaviour (signed zeros, infinities, NaN,
   overflow, subnormal results, the canonical NaN).
-- C++ == NumPy bit for bit: csrc/detmath.h, compiled into the standalone
+- C++ == NumPy bit for bit: csrc/core/detmath.h, compiled into the standalone
   tools/detmath_harness.cpp with -ffp-contract=off, on the same 10**7+ points
   plus random bit patterns (NaN payloads, infinities, subnormals, out-of-domain
   values), and on hypothesis-chosen arrays.
@@ -33,7 +33,7 @@ from hypothesis.extra import numpy as hnp
 from ascend_rand.fallback import detmath
 
 ROOT = Path(__file__).resolve().parent.parent
-HEADER = ROOT / "csrc" / "detmath.h"
+HEADER = ROOT / "csrc" / "core" / "detmath.h"
 HARNESS = ROOT / "tools" / "detmath_harness.cpp"
 PYFILE = ROOT / "fallback" / "detmath.py"
 GENERATOR = ROOT / "tools" / "gen_detmath_constants.py"

@@ -1,6 +1,6 @@
 """Every SIMD level of the native core gives the NumPy fallback's bits.
 
-The level is chosen once per process (csrc/dispatch.h): the best this CPU
+The level is chosen once per process (csrc/cpu/dispatch.h): the best this CPU
 supports, or a lower one named by ASCEND_RAND_SIMD.  So each supported level
 runs in its own interpreter, which draws every kind of stream on shapes that
 end inside a SIMD batch (odd lengths, lengths off multiples of 16 and 64),

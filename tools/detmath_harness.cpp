@@ -1,4 +1,4 @@
-// Standalone driver for csrc/detmath.h, so that tests can hold the C++ kernels
+// Standalone driver for csrc/core/detmath.h, so that tests can hold the C++ kernels
 // to the NumPy ones (fallback/detmath.py) bit for bit without the bindings.
 //
 //   g++ -O3 -ffp-contract=off -std=c++17 -I csrc tools/detmath_harness.cpp -o detmath_harness
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "detmath.h"
+#include "core/detmath.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
     python tools/gen_detmath_constants.py          # print the C++ and Python blocks
     python tools/gen_detmath_constants.py --check  # exit 1 unless both files hold them
 
-The float32 kernels of csrc/detmath.h and fallback/detmath.py evaluate
+The float32 kernels of csrc/core/detmath.h and fallback/detmath.py evaluate
 polynomials whose coefficients are fitted here: a discrete Remez exchange
 (weighted minimax) on a dense grid, reference values from mpmath at 50 digits,
 coefficients rounded to the nearest float32.  The splits of ln 2 and pi/2
@@ -191,11 +191,11 @@ def camel(name):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true",
-                    help="compare with csrc/detmath.h and fallback/detmath.py")
+                    help="compare with csrc/core/detmath.h and fallback/detmath.py")
     args = ap.parse_args()
     consts, errors = constants()
     if args.check:
-        cpp = parse_cpp((ROOT / "csrc" / "detmath.h").read_text())
+        cpp = parse_cpp((ROOT / "csrc" / "core" / "detmath.h").read_text())
         py = parse_py((ROOT / "fallback" / "detmath.py").read_text())
         bad = []
         for name, v in consts.items():
@@ -207,7 +207,7 @@ def main():
         return 1 if bad else 0
     for name, e in errors.items():
         print(f"# {name}: weighted minimax error of the fit {e:.3e} ({np.log2(e):.1f} bits)")
-    print("\n// C++ (csrc/detmath.h)")
+    print("\n// C++ (csrc/core/detmath.h)")
     for name, v in consts.items():
         print(f"constexpr float k{camel(name)} = {hex32(v)}f;")
     print("\n# Python (fallback/detmath.py)")

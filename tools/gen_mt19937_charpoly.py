@@ -1,6 +1,6 @@
 """Generate the characteristic polynomial of the MT19937 transition.
 
-Writes ``csrc/mt19937_charpoly.h`` and ``fallback/mt19937_charpoly.py`` with
+Writes ``csrc/core/mt19937_charpoly.h`` and ``fallback/mt19937_charpoly.py`` with
 the same two constants:
 
 - ``p(x)``, degree 19937: the characteristic polynomial of the one-word step
@@ -117,7 +117,7 @@ def rows(values, per_row, fmt):
 def render_header(p, mu):
     def array(name, poly):
         e = exponents(poly)
-        return (f"constexpr int {name}[{len(e)}] = {{\n"
+        return (f"ASCEND_RAND_TABLE constexpr int {name}[{len(e)}] = {{\n"
                 + "\n".join(rows(e, 12, str)) + "\n};\n")
 
     return (
@@ -127,8 +127,9 @@ def render_header(p, mu):
         "// 19937-dimensional invariant space (found by Berlekamp-Massey), and Barrett's\n"
         "// mu(x) = floor(x^(2*19937) / p(x)), both as the increasing exponents of their\n"
         "// nonzero terms: p has 135 of them, mu 161, so reduction mod p is a few hundred\n"
-        "// shifted XORs.  Same constants as fallback/mt19937_charpoly.py.\n"
-        "#pragma once\n\nnamespace ascend_rand {\n\n"
+        "// shifted XORs.  Same constants as fallback/mt19937_charpoly.py.  Arrays are\n"
+        "// ASCEND_RAND_TABLE (device.h), so that device code can read them.\n"
+        "#pragma once\n\n#include \"device.h\"\n\nnamespace ascend_rand {\n\n"
         f"constexpr int kMt19937Degree = {DEGREE};\n\n"
         "// p(x)\n" + array("kMt19937CharPolyExponents", p) + "\n"
         "// floor(x^(2*19937) / p(x))\n" + array("kMt19937BarrettMuExponents", mu) + "\n"
@@ -145,7 +146,7 @@ def render_python(p, mu):
         "p(x), the characteristic polynomial of the MT19937 one-word step on its\n"
         "19937-dimensional invariant space (found by Berlekamp-Massey), and Barrett's\n"
         "mu(x) = floor(x^(2*19937) / p(x)), both as the increasing exponents of their\n"
-        "nonzero terms.  Same constants as csrc/mt19937_charpoly.h.\n"
+        "nonzero terms.  Same constants as csrc/core/mt19937_charpoly.h.\n"
         '"""\n\n'
         f"DEGREE = {DEGREE}\n\n"
         + block("CHARPOLY_EXPONENTS", p) + "\n" + block("BARRETT_MU_EXPONENTS", mu)
@@ -158,9 +159,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     root = pathlib.Path(args.root)
     p, mu = charpoly()
-    (root / "csrc").mkdir(parents=True, exist_ok=True)
+    (root / "csrc" / "core").mkdir(parents=True, exist_ok=True)
     (root / "fallback").mkdir(parents=True, exist_ok=True)
-    (root / "csrc" / "mt19937_charpoly.h").write_text(render_header(p, mu))
+    (root / "csrc" / "core" / "mt19937_charpoly.h").write_text(render_header(p, mu))
     (root / "fallback" / "mt19937_charpoly.py").write_text(render_python(p, mu))
     print(f"p(x): degree {DEGREE}, {bin(p).count('1')} nonzero coefficients")
 

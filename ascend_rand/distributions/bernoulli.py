@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtypes, _validate
 from ..fallback import bernoulli as _bernoulli
-from ..fallback import distributions as _conv
+from ..fallback import conversions as _conv
 from .plan import Plan, words_for
 from .uniform import in_dtype
 

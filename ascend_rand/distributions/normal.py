@@ -10,7 +10,7 @@ from .uniform import in_dtype, output_shape
 
 NORMAL_METHODS = ("ziggurat", "box_muller")
 
-# Truncated normal proposal methods (csrc/normal.h TruncMethod).
+# Truncated normal proposal methods (csrc/core/normal.h TruncMethod).
 TRUNC_ZIGGURAT, TRUNC_UNIFORM, TRUNC_EXPONENTIAL = 0, 1, 2
 
 

@@ -9,7 +9,7 @@ import functools
 import numpy as np
 
 from .. import _dtypes, _validate
-from ..fallback import distributions as _conv
+from ..fallback import conversions as _conv
 from .plan import Plan, words_for
 
 

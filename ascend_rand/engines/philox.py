@@ -20,7 +20,7 @@ from ..backend import resolve as resolve_backend
 from .base import Engine, entropy_words
 
 ENGINE = "philox"
-# The eight uint64 slots shared with the native bitgen (csrc/bindings_bitgen.cpp).
+# The eight uint64 slots shared with the native bitgen (csrc/python/bindings_bitgen.cpp).
 SEED, OFFSET, BLOCK, INDEX, BUF01, BUF23, VALID = range(7)
 _SLOTS = 8
 _U64 = 1 << 64

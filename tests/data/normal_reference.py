@@ -6,7 +6,7 @@ tests/data on sys.path; the suite's importlib mode keeps test files from
 importing each other).  Written from the spec text alone, one element at a time,
 in plain Python floats (float64) and NumPy float32 *scalars* (each operation
 one IEEE float32 operation): it shares no code with fallback/normal.py or
-csrc/normal.h.  What it does take from the library:
+csrc/core/normal.h.  What it does take from the library:
 
 - the stream and retry-block words, from ``stateless.raw`` (Philox is checked
   bit for bit against TensorFlow elsewhere);

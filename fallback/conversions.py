@@ -1,8 +1,9 @@
-"""Conversions from Philox words to output values, in vectorised NumPy.
+"""Conversions from stream words to output values, in vectorised NumPy.
 
-Mirrors ``csrc/distributions.h``; docs/spec.md section 3 is the rule for each
-function.  Every function fills a flat, C-contiguous ``out`` array that the
-Python layer has already validated and allocated.
+Mirrors ``csrc/core/conversions.h`` (the per-element conversions) and the raw,
+uniform and integer kernels of ``csrc/cpu/kernels.cpp``; docs/spec.md section 3
+is the rule for each function.  Every kernel fills a flat, C-contiguous ``out``
+array that the Python layer has already validated and allocated.
 """
 
 import numpy as np
@@ -134,6 +135,13 @@ def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None):
             else:
                 bits = round_f64_to_16(x, f16)
             out[start:start + bits.size] = bits
+
+
+# -- the "curand" uniform (docs/spec.md section 3.4; used by the Bernoulli bits) ------------------
+
+def curand_uniform(w):
+    """f(w) = fl32((w + 0.5) * 2**-32): exact in float64, rounded once to float32."""
+    return ((w.astype(np.float64) + 0.5) * 2.0 ** -32).astype(np.float32)
 
 
 # -- integers --------------------------------------------------------------------------------------

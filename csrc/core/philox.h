@@ -1,18 +1,15 @@
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
 // SC'11; Random123 constants) and the ascend_rand stream layout.
 //
-// Dependency-free and header-only so that a device compiler (CUDA, Ascend C)
-// can include it.  Mirrors fallback/philox.py.  docs/spec.md sections 1-2.
+// Header-only with no dependencies (device.h), so that a device compiler
+// (CUDA, Ascend C) can include it.  Mirrors fallback/philox.py.  docs/spec.md
+// sections 1-2.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define ASCEND_RAND_HD __host__ __device__ inline
-#else
-#define ASCEND_RAND_HD inline
-#endif
+#include "device.h"
 
 namespace ascend_rand {
 

@@ -4,15 +4,18 @@
 // 19937-dimensional invariant space (found by Berlekamp-Massey), and Barrett's
 // mu(x) = floor(x^(2*19937) / p(x)), both as the increasing exponents of their
 // nonzero terms: p has 135 of them, mu 161, so reduction mod p is a few hundred
-// shifted XORs.  Same constants as fallback/mt19937_charpoly.py.
+// shifted XORs.  Same constants as fallback/mt19937_charpoly.py.  Arrays are
+// ASCEND_RAND_TABLE (device.h), so that device code can read them.
 #pragma once
+
+#include "device.h"
 
 namespace ascend_rand {
 
 constexpr int kMt19937Degree = 19937;
 
 // p(x)
-constexpr int kMt19937CharPolyExponents[135] = {
+ASCEND_RAND_TABLE constexpr int kMt19937CharPolyExponents[135] = {
     0, 1189, 1416, 1585, 1643, 1870, 2493, 2773, 3000, 3227, 3454, 3681,
     3908, 4135, 4362, 4753, 5661, 6337, 6569, 7129, 7477, 7525, 7583, 7752,
     7979, 8206, 9505, 9901, 9969, 10128, 10693, 10761, 10920, 11089, 11147, 11157,
@@ -28,7 +31,7 @@ constexpr int kMt19937CharPolyExponents[135] = {
 };
 
 // floor(x^(2*19937) / p(x))
-constexpr int kMt19937BarrettMuExponents[161] = {
+ASCEND_RAND_TABLE constexpr int kMt19937BarrettMuExponents[161] = {
     0, 19, 246, 397, 425, 473, 624, 700, 927, 1154, 1189, 1217,
     1381, 1416, 1608, 1643, 1671, 1835, 1870, 1981, 2062, 2208, 2289, 2377,
     2516, 2743, 2773, 2831, 2889, 2970, 3000, 3116, 3169, 3197, 3227, 3285,

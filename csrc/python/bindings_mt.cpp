@@ -1,6 +1,7 @@
 // pybind11 bindings of the MT19937 engine: convert arguments, check the buffers
-// the core reads and writes, release the GIL.  Argument validation happens once,
-// in Python (ascend_rand/mt19937.py); these checks only guard memory.  The same
+// the core reads and writes, release the GIL for large fills and for jumps
+// (bindings_common.h).  Argument validation happens once, in Python
+// (ascend_rand/engines/mt19937.py); these checks only guard memory.  The same
 // kernels, with the same names and arguments, are in fallback/mt19937.py.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -9,12 +10,16 @@
 #include <string>
 #include <vector>
 
-#include "bindings_common.h"
-#include "kernels.h"
-#include "mt19937.h"
+#include "core/mt19937.h"
+#include "cpu/gf2poly.h"
+#include "cpu/kernels.h"
+#include "cpu/mt19937_streams.h"
+#include "python/bindings_common.h"
 
 namespace py = pybind11;
 using ascend_rand::kMtN;
+using ascend_rand_bindings::call_releasing_gil;
+using ascend_rand_bindings::kJumpWork;
 
 namespace {
 
@@ -71,24 +76,21 @@ void fill(py::array out, py::array key, py::array pos) {
   auto* k = static_cast<uint32_t*>(key.mutable_data());
   auto* p = static_cast<int64_t*>(pos.mutable_data());
   const auto n = static_cast<size_t>(out.size());
-  py::gil_scoped_release release;
-  ascend_rand::mt19937_fill(o, n, k, p, streams);
+  call_releasing_gil(n + kMtN * streams, [&] { ascend_rand::mt19937_fill(o, n, k, p, streams); });
 }
 
 void advance(py::array key, py::array pos, const std::vector<uint64_t>& n_limbs) {
   const size_t streams = check_state(key, pos);
   auto* k = static_cast<uint32_t*>(key.mutable_data());
   auto* p = static_cast<int64_t*>(pos.mutable_data());
-  py::gil_scoped_release release;
-  ascend_rand::mt19937_advance(k, p, streams, n_limbs);
+  call_releasing_gil(kJumpWork, [&] { ascend_rand::mt19937_advance(k, p, streams, n_limbs); });
 }
 
 void jump_streams(py::array key, py::array pos) {
   const size_t streams = check_state(key, pos);
   auto* k = static_cast<uint32_t*>(key.mutable_data());
   auto* p = static_cast<int64_t*>(pos.mutable_data());
-  py::gil_scoped_release release;
-  ascend_rand::mt19937_jump_streams(k, p, streams);
+  call_releasing_gil(kJumpWork, [&] { ascend_rand::mt19937_jump_streams(k, p, streams); });
 }
 
 ascend_rand::gf2::SquareKernel square_kernel(const std::string& name) {
@@ -106,10 +108,7 @@ ascend_rand::gf2::SquareKernel square_kernel(const std::string& name) {
 py::array_t<uint64_t> xpow_mod(const std::vector<uint64_t>& e_limbs, const std::string& kernel) {
   const auto k = square_kernel(kernel);
   std::vector<uint64_t> r;
-  {
-    py::gil_scoped_release release;
-    r = ascend_rand::gf2::xpow_mod(e_limbs, k);
-  }
+  call_releasing_gil(kJumpWork, [&] { r = ascend_rand::gf2::xpow_mod(e_limbs, k); });
   py::array_t<uint64_t> out(static_cast<py::ssize_t>(r.size()));
   std::copy(r.begin(), r.end(), out.mutable_data());
   return out;
@@ -150,8 +149,9 @@ void uniform(py::array out, uint64_t /*key*/, uint64_t /*ctr_lo*/, uint64_t /*ct
   const size_t per = f == FloatFormat::kFloat64 ? 2 : 1;
   const auto s = ascend_rand_bindings::draw_words(0, 0, 0, words, per * n, "mt19937_uniform");
   void* o = out.mutable_data();
-  py::gil_scoped_release release;
-  ascend_rand::mt19937_uniform(o, f, n, s.buffer, scaled, low, span);
+  call_releasing_gil(per * n, [&] {
+    ascend_rand::mt19937_uniform(o, f, n, s.buffer, scaled, low, span);
+  });
 }
 
 }  // namespace

@@ -3,16 +3,19 @@
 // elements, and the per-piece workers are compiled per SIMD level
 // (dispatch.h); with one threshold for the whole draw, the compare and the bit
 // packing run on the Philox registers (kernels_simd.h).
+#include "cpu/kernels.h"
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
 
-#include "bernoulli.h"
-#include "dispatch.h"
-#include "distributions.h"
-#include "kernels_simd.h"
-#include "parallel.h"
-#include "permutation.h"
+#include "core/bernoulli.h"
+#include "core/conversions.h"
+#include "core/permutation.h"
+#include "cpu/dispatch.h"
+#include "cpu/draw_words.h"
+#include "cpu/kernels_simd.h"
+#include "cpu/parallel.h"
 
 namespace ascend_rand {
 namespace {

@@ -3,16 +3,17 @@
 // level, compiled once per level and chosen at run time (dispatch.h); the
 // Philox words come from that level's kernel (philox_simd.h) and the hottest
 // loops have intrinsic forms (kernels_simd.h).
-#include "kernels.h"
+#include "cpu/kernels.h"
 
 #include <cstring>
 #include <limits>
 
-#include "dispatch.h"
-#include "kernels_simd.h"
-#include "mt19937.h"
-#include "normal.h"
-#include "parallel.h"
+#include "core/mt19937.h"
+#include "core/normal.h"
+#include "cpu/dispatch.h"
+#include "cpu/draw_words.h"
+#include "cpu/kernels_simd.h"
+#include "cpu/parallel.h"
 
 
 namespace ascend_rand {
@@ -61,20 +62,6 @@ void uniform_f64_piece(double* out, size_t begin, size_t end, const DrawWords& s
       for (size_t i = 0; i < m; ++i) out[e + i] = unit_float64(w[2 * i], w[2 * i + 1]);
     }
   });
-}
-
-// [0, 1) in a 16-bit format, bits computed directly: the value h * 2^-m (h the
-// word's low m bits) is exact in float32 and in the format, so its bits are the
-// float32's with the exponent rebiased (float16: 2^-10 <= x < 1 is normal) or
-// simply the top half (bfloat16).  Equal to round_f64_to_16(unit_16(w)).
-inline uint16_t unit_16_bits(uint32_t w, Format16 f) {
-  const uint32_t h = w & ((1u << f.mant_bits) - 1u);
-  const float x = static_cast<float>(h) * (f.exp_bits == 8 ? 0x1p-7f : 0x1p-10f);
-  uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
-  if (f.exp_bits == 8) return static_cast<uint16_t>(b >> 16);
-  const uint32_t rebiased = ((b >> 23) - 112u) << 10 | ((b >> 13) & 0x3FFu);  // 127 - 15 = 112
-  return static_cast<uint16_t>(h == 0 ? 0u : rebiased);
 }
 
 template <SimdLevel L>
@@ -261,10 +248,10 @@ void ziggurat_f32_round(const DrawWords& s, const ZigguratBounds& bounds, Ziggur
                         Write&& write) {
   const size_t live = q.count;
   alignas(64) uint64_t lo[kRetryChunk], hi[kRetryChunk];
-  for (size_t j = 0; j < live; ++j) {  // block R(i, a) = C + 2^63 + i 2^10 + a (normal.h)
-    const uint64_t offset = kRetryBase + (q.index[j] << kRetryShift) + q.attempt[j];
-    lo[j] = s.c.lo + offset;
-    hi[j] = s.c.hi + (lo[j] < offset ? 1u : 0u);
+  for (size_t j = 0; j < live; ++j) {  // block R(i, a) = C + 2^63 + i 2^10 + a (core/normal.h)
+    const Counter128 r = retry_counter(s.c, q.index[j], q.attempt[j]);
+    lo[j] = r.lo;
+    hi[j] = r.hi;
   }
   alignas(64) uint32_t blk[4 * kRetryChunk];
   philox_blocks_at<L>(s.key, lo, hi, live, blk);

@@ -1,13 +1,15 @@
 // Whole-draw entry points of the native core: fill n output elements from the
-// stream (key, counter), split over threads.  No Python here; csrc/bindings.cpp
-// converts arguments and releases the GIL around these calls.
+// draw's words (cpu/draw_words.h), split over threads.  kernels.cpp holds the
+// float and integer draws, kernels_bits.cpp the Bernoulli bits, masks,
+// permutations and choices.  No Python here; csrc/python/ converts arguments
+// and releases the GIL around these calls.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "distributions.h"
-#include "philox.h"
+#include "core/conversions.h"
+#include "cpu/draw_words.h"
 
 namespace ascend_rand {
 
@@ -55,5 +57,31 @@ void truncated_normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s,
 
 // The SIMD level the kernels run at (dispatch.h: chosen once, ASCEND_RAND_SIMD may lower it).
 const char* simd_level();
+
+// -- Bernoulli bits and masks (kernels_bits.cpp; element rule: core/bernoulli.h) ---------------
+
+// n bits as 0/1 bytes.  probs == nullptr: bit i = word i < threshold
+// (threshold in [0, 2^32]); otherwise bit i = bernoulli_bit(word i, probs[i]).
+void bernoulli(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
+               const float* probs);
+
+// The same n bits packed into mask_bytes(n) bytes, padding bits and bytes 0.
+void bernoulli_packed(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
+                      const float* probs);
+
+// -- permutations and choice (kernels_bits.cpp; element maths: core/permutation.h) -------------
+
+// The first k (<= n) entries of the permutation of range(n): keys generated
+// in parallel, then sorted on the calling thread.
+void permutation(uint64_t* out, size_t k, size_t n, const DrawWords& s);
+
+// The first k (<= n) entries of the sparse Fisher-Yates permutation of
+// range(n): the k draws in parallel, then k swaps through a hash map of the
+// displaced positions on the calling thread.  O(k) time and memory.
+void choice_sparse(uint64_t* out, size_t k, uint64_t n, const DrawWords& s);
+
+// The first k (<= n) indices of the Efraimidis-Spirakis order of the weights
+// p[0 .. n): keys in parallel, then a partial selection of the k smallest.
+void weighted_choice(uint64_t* out, size_t k, size_t n, const DrawWords& s, const double* p);
 
 }  // namespace ascend_rand

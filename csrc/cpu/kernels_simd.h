@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dispatch.h"
-#include "philox.h"
-#include "philox_simd.h"
-#include "ziggurat_tables.h"
+#include "core/philox.h"
+#include "core/ziggurat_tables.h"
+#include "cpu/dispatch.h"
+#include "cpu/philox_simd.h"
 
 namespace ascend_rand {
 namespace simd_kernels {

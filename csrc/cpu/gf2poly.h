@@ -2,7 +2,7 @@
 //
 // A polynomial is an array of 64-bit words; bit i of word i / 64 is the
 // coefficient of x^i.  The modulus p (degree 19937) and Barrett's constant
-// mu = floor(x^(2d) / p) are sparse (135 and 161 terms, csrc/mt19937_charpoly.h),
+// mu = floor(x^(2d) / p) are sparse (135 and 161 terms, csrc/core/mt19937_charpoly.h),
 // so reduction is a few hundred shifted XORs of whole polynomials.  Squaring is a
 // carry-less multiplication of each word by itself: PCLMULQDQ where the CPU has
 // it (target attribute + cpuid), a bit spread otherwise; both give the same bits.
@@ -15,8 +15,8 @@
 #include <cstring>
 #include <vector>
 
-#include "dispatch.h"
-#include "mt19937_charpoly.h"
+#include "core/mt19937_charpoly.h"
+#include "cpu/dispatch.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

@@ -1,21 +1,23 @@
-// Normal distributions: ziggurat (the default), Box-Muller (the Ascend /
-// TensorFlow pairing) and the truncated normal.  Mirrors fallback/normal.py;
-// docs/spec.md "Normal distributions" is the rule.  Every floating-point step is
-// an IEEE operation of the stated precision or one of csrc/detmath.h's kernels.
+// Normal distributions per element: ziggurat (the default), Box-Muller (the
+// Ascend / TensorFlow pairing), the truncated normal and the retry region their
+// rejected elements draw from.  docs/spec.md section 5 is the rule; every
+// floating-point step is an IEEE operation of the stated precision or one of
+// detmath.h's kernels.  Portable core (device.h); the CPU's tile loops and
+// queued retries are in cpu/kernels.cpp.  Mirrors fallback/normal.py.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
+#include "conversions.h"
 #include "detmath.h"
-#include "distributions.h"
+#include "device.h"
 #include "philox.h"
 #include "ziggurat_tables.h"
 
 namespace ascend_rand {
 
-// -- the retry region --------------------------------------------------------------------------
+// -- the retry region (section 5.2) -------------------------------------------------------------
 // Rejected elements draw again from blocks addressed by (element, attempt) alone:
 // block R(i, a) = C + 2^63 + i * 2^10 + a, a < 2^10.  A draw's own words use
 // blocks C .. C + n/4, far below 2^63, so the regions never meet.
@@ -23,28 +25,34 @@ constexpr uint64_t kRetryBase = uint64_t{1} << 63;
 constexpr int kRetryShift = 10;
 constexpr uint32_t kRetryBlocks = 1u << kRetryShift;
 
-inline void retry_block(uint64_t key, Counter128 c, uint64_t i, uint32_t a, uint32_t out[4]) {
-  counter_words(counter_add(c, kRetryBase + (i << kRetryShift) + a), out);
+// The counter of block R(i, a) of the draw at counter C.
+ASCEND_RAND_HD Counter128 retry_counter(Counter128 c, uint64_t i, uint32_t a) {
+  return counter_add(c, kRetryBase + (i << kRetryShift) + a);
+}
+
+ASCEND_RAND_HD void retry_block(uint64_t key, Counter128 c, uint64_t i, uint32_t a,
+                                uint32_t out[4]) {
+  counter_words(retry_counter(c, i, a), out);
   philox4x32_10(out, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32));
 }
 
 // Open (0, 1) uniforms: odd multiples of 2^-24 (2^-53), exact and never 0 or 1.
-inline float open_unit_float32(uint32_t w) {
+ASCEND_RAND_HD float open_unit_float32(uint32_t w) {
   return static_cast<float>((w >> 9) * 2u + 1u) * 0x1p-24f;
 }
-inline double open_unit_float64(uint64_t u) {
+ASCEND_RAND_HD double open_unit_float64(uint64_t u) {
   return static_cast<double>((u >> 12) * 2u + 1u) * 0x1p-53;
 }
 
-inline uint64_t join64(uint32_t hi, uint32_t lo) { return (static_cast<uint64_t>(hi) << 32) | lo; }
+ASCEND_RAND_HD uint64_t join64(uint32_t hi, uint32_t lo) { return (static_cast<uint64_t>(hi) << 32) | lo; }
 
-inline float negate_if(float x, uint32_t sign) { return sign ? -x : x; }
-inline double negate_if(double x, uint64_t sign) { return sign ? -x : x; }
+ASCEND_RAND_HD float negate_if(float x, uint32_t sign) { return sign ? -x : x; }
+ASCEND_RAND_HD double negate_if(double x, uint64_t sign) { return sign ? -x : x; }
 
 // -- ziggurat, float32 -------------------------------------------------------------------------
 // Word: bits 0-7 layer, bit 8 sign, bits 9-31 magnitude (23 bits).
 
-inline bool ziggurat_f32_fast(uint32_t w, float* z) {
+ASCEND_RAND_HD bool ziggurat_f32_fast(uint32_t w, float* z) {
   const uint32_t layer = w & 0xFFu;
   const uint32_t mag = w >> 9;
   *z = negate_if(static_cast<float>(mag) * ziggurat::kW_f32[layer], (w >> 8) & 1u);
@@ -53,7 +61,7 @@ inline bool ziggurat_f32_fast(uint32_t w, float* z) {
 
 // Step 2's tail test (Marsaglia 1964) with the slot's words p, q: the candidate
 // is +-(R + xt), accepted if yt + yt > xt * xt.
-inline bool ziggurat_f32_tail(uint32_t sign, uint32_t p, uint32_t q, float* z) {
+ASCEND_RAND_HD bool ziggurat_f32_tail(uint32_t sign, uint32_t p, uint32_t q, float* z) {
   const float xt = -log_f32(open_unit_float32(p)) * ziggurat::kInvR_f32;
   const float yt = -log_f32(open_unit_float32(q));
   *z = negate_if(ziggurat::kR_f32 + xt, sign);
@@ -67,7 +75,7 @@ constexpr uint32_t kZigFresh = 2;
 // One fresh slot (steps 1-3): layered word w, auxiliary words for the wedge or
 // tail test.  *tail_sign is set to the sign when the tail test fails, so that
 // the next slot repeats the tail test instead of starting over.
-inline bool ziggurat_f32_attempt(uint32_t w, uint32_t aux1, uint32_t aux2, float* z,
+ASCEND_RAND_HD bool ziggurat_f32_attempt(uint32_t w, uint32_t aux1, uint32_t aux2, float* z,
                                  uint32_t* tail_sign) {
   const uint32_t layer = w & 0xFFu;
   const uint32_t sign = (w >> 8) & 1u;
@@ -96,7 +104,7 @@ inline bool ziggurat_f32_attempt(uint32_t w, uint32_t aux1, uint32_t aux2, float
 // it accepts; starting over with a new layer instead would keep only the test's
 // acceptance rate r Q(r) / phi(r) = 0.938 of the tail's mass.  An accepted
 // candidate leaves the element fresh, whatever the caller's bounds make of it.
-inline bool ziggurat_f32_slot(uint32_t* state, uint32_t w, uint32_t p, uint32_t q, float* z) {
+ASCEND_RAND_HD bool ziggurat_f32_slot(uint32_t* state, uint32_t w, uint32_t p, uint32_t q, float* z) {
   if (*state != kZigFresh) {
     if (!ziggurat_f32_tail(*state, p, q, z)) return false;
     *state = kZigFresh;
@@ -108,7 +116,7 @@ inline bool ziggurat_f32_slot(uint32_t* state, uint32_t w, uint32_t p, uint32_t 
 // Slots 0, 1, ... for element i whose first word is w0, until one is accepted
 // and passes `keep`; false if all 2^10 fail (then *z is the last candidate).
 template <class Keep>
-inline bool ziggurat_f32_retry(uint64_t key, Counter128 c, uint64_t i, uint32_t w0, Keep keep,
+ASCEND_RAND_HD bool ziggurat_f32_retry(uint64_t key, Counter128 c, uint64_t i, uint32_t w0, Keep keep,
                                float* z) {
   uint32_t state = kZigFresh;
   for (uint32_t a = 0; a < kRetryBlocks; ++a) {
@@ -123,14 +131,14 @@ inline bool ziggurat_f32_retry(uint64_t key, Counter128 c, uint64_t i, uint32_t 
 // Element i reads u = (word 2i << 32) | word 2i+1: bits 0-7 layer, bit 8 sign,
 // bits 12-63 magnitude (52 bits).  Attempt a uses blocks R(i, 2a) and R(i, 2a+1).
 
-inline bool ziggurat_f64_fast(uint64_t u, double* z) {
+ASCEND_RAND_HD bool ziggurat_f64_fast(uint64_t u, double* z) {
   const uint32_t layer = static_cast<uint32_t>(u & 0xFFu);
   const uint64_t mag = u >> 12;
   *z = negate_if(static_cast<double>(mag) * ziggurat::kW_f64[layer], (u >> 8) & 1u);
   return mag < ziggurat::kK_f64[layer];
 }
 
-inline bool ziggurat_f64_tail(uint64_t sign, uint64_t p, uint64_t q, double* z) {
+ASCEND_RAND_HD bool ziggurat_f64_tail(uint64_t sign, uint64_t p, uint64_t q, double* z) {
   const double xt = -log_f64(open_unit_float64(p)) * ziggurat::kInvR_f64;
   const double yt = -log_f64(open_unit_float64(q));
   *z = negate_if(ziggurat::kR_f64 + xt, sign);
@@ -138,7 +146,7 @@ inline bool ziggurat_f64_tail(uint64_t sign, uint64_t p, uint64_t q, double* z) 
 }
 
 // As ziggurat_f32_attempt: *tail_sign becomes the sign when the tail test fails.
-inline bool ziggurat_f64_attempt(uint64_t u, uint64_t aux1, uint64_t aux2, double* z,
+ASCEND_RAND_HD bool ziggurat_f64_attempt(uint64_t u, uint64_t aux1, uint64_t aux2, double* z,
                                  uint32_t* tail_sign) {
   const uint32_t layer = static_cast<uint32_t>(u & 0xFFu);
   const uint64_t sign = (u >> 8) & 1u;
@@ -163,7 +171,7 @@ inline bool ziggurat_f64_attempt(uint64_t u, uint64_t aux1, uint64_t aux2, doubl
 }
 
 // As ziggurat_f32_slot, with the float64 variant's p and q.
-inline bool ziggurat_f64_slot(uint32_t* state, uint64_t u, uint64_t p, uint64_t q, double* z) {
+ASCEND_RAND_HD bool ziggurat_f64_slot(uint32_t* state, uint64_t u, uint64_t p, uint64_t q, double* z) {
   if (*state != kZigFresh) {
     if (!ziggurat_f64_tail(*state, p, q, z)) return false;
     *state = kZigFresh;
@@ -174,7 +182,7 @@ inline bool ziggurat_f64_slot(uint32_t* state, uint64_t u, uint64_t p, uint64_t 
 
 // Slot a uses blocks R(i, 2a) and R(i, 2a+1); 2^9 slots.
 template <class Keep>
-inline bool ziggurat_f64_retry(uint64_t key, Counter128 c, uint64_t i, uint64_t u0, Keep keep,
+ASCEND_RAND_HD bool ziggurat_f64_retry(uint64_t key, Counter128 c, uint64_t i, uint64_t u0, Keep keep,
                                double* z) {
   uint32_t state = kZigFresh;
   for (uint32_t a = 0; a < kRetryBlocks / 2; ++a) {
@@ -192,7 +200,7 @@ inline bool ziggurat_f64_retry(uint64_t key, Counter128 c, uint64_t i, uint64_t 
 // Pair j: u1 = max(U(word 2j), 1e-7), t = 2pi * U(word 2j+1), r = sqrt(-2 log u1),
 // element 2j = r sin t, element 2j+1 = r cos t (TensorFlow's BoxMullerFloat order).
 
-inline void box_muller_f32(uint32_t w0, uint32_t w1, float* e0, float* e1) {
+ASCEND_RAND_HD void box_muller_f32(uint32_t w0, uint32_t w1, float* e0, float* e1) {
   float u1 = unit_float32(w0);
   u1 = u1 < 1e-7f ? 1e-7f : u1;
   const float t = 6.2831855f * unit_float32(w1);
@@ -204,7 +212,7 @@ inline void box_muller_f32(uint32_t w0, uint32_t w1, float* e0, float* e1) {
 }
 
 // float64: pair j reads words 4j .. 4j+3 (two float64 uniforms).
-inline void box_muller_f64(uint64_t a, uint64_t b, double* e0, double* e1) {
+ASCEND_RAND_HD void box_muller_f64(uint64_t a, uint64_t b, double* e0, double* e1) {
   double u1 = unit_float64(static_cast<uint32_t>(a >> 32), static_cast<uint32_t>(a));
   u1 = u1 < 1e-7 ? 1e-7 : u1;
   const double t = 6.283185307179586 * unit_float64(static_cast<uint32_t>(b >> 32), static_cast<uint32_t>(b));
@@ -228,7 +236,7 @@ struct TruncParams {
 };
 
 // One proposal attempt of the uniform / exponential methods from uniforms p, q.
-inline bool trunc_attempt_f32(const TruncParams<float>& t, uint32_t p, uint32_t q, float* z) {
+ASCEND_RAND_HD bool trunc_attempt_f32(const TruncParams<float>& t, uint32_t p, uint32_t q, float* z) {
   if (t.method == TruncMethod::kUniform) {
     *z = t.a + unit_float32(p) * t.width;
     return unit_float32(q) < exp_f32(0.5f * (t.m2 - *z * *z));
@@ -239,7 +247,7 @@ inline bool trunc_attempt_f32(const TruncParams<float>& t, uint32_t p, uint32_t 
   return x <= t.b && unit_float32(q) < exp_f32(-0.5f * (d * d));
 }
 
-inline bool trunc_attempt_f64(const TruncParams<double>& t, uint64_t p, uint64_t q, double* z) {
+ASCEND_RAND_HD bool trunc_attempt_f64(const TruncParams<double>& t, uint64_t p, uint64_t q, double* z) {
   if (t.method == TruncMethod::kUniform) {
     *z = t.a + unit_float64(static_cast<uint32_t>(p >> 32), static_cast<uint32_t>(p)) * t.width;
     return unit_float64(static_cast<uint32_t>(q >> 32), static_cast<uint32_t>(q)) <
@@ -253,18 +261,26 @@ inline bool trunc_attempt_f64(const TruncParams<double>& t, uint64_t p, uint64_t
 }
 
 template <class T>
-inline T clamp_to(T z, T lo, T hi) {
+ASCEND_RAND_HD T clamp_to(T z, T lo, T hi) {
   return z < lo ? lo : (z > hi ? hi : z);
 }
 
+// The ziggurat method's `keep` for the bounds [a, b] (a function object rather
+// than a lambda, so that its execution space is the core's on every compiler).
+template <class T>
+struct WithinBounds {
+  T a, b;
+  ASCEND_RAND_HD bool operator()(T v) const { return v >= a && v <= b; }
+};
+
 // Element i of a float32 truncated normal, first word w0.
-inline float truncated_f32(uint64_t key, Counter128 c, uint64_t i, uint32_t w0,
+ASCEND_RAND_HD float truncated_f32(uint64_t key, Counter128 c, uint64_t i, uint32_t w0,
                            const TruncParams<float>& t) {
   float z = 0.0f;
   if (t.method == TruncMethod::kZiggurat) {
     if (ziggurat_f32_fast(w0, &z) && z >= t.a && z <= t.b) return z;
     const float a = t.a, b = t.b;
-    if (ziggurat_f32_retry(key, c, i, w0, [a, b](float v) { return v >= a && v <= b; }, &z)) return z;
+    if (ziggurat_f32_retry(key, c, i, w0, WithinBounds<float>{a, b}, &z)) return z;
     return clamp_to(z, a, b);
   }
   for (uint32_t k = 0; k < kRetryBlocks; ++k) {
@@ -275,13 +291,13 @@ inline float truncated_f32(uint64_t key, Counter128 c, uint64_t i, uint32_t w0,
   return t.mirror ? clamp_to(z, -t.b, -t.a) : clamp_to(z, t.a, t.b);
 }
 
-inline double truncated_f64(uint64_t key, Counter128 c, uint64_t i, uint64_t u0,
+ASCEND_RAND_HD double truncated_f64(uint64_t key, Counter128 c, uint64_t i, uint64_t u0,
                             const TruncParams<double>& t) {
   double z = 0.0;
   if (t.method == TruncMethod::kZiggurat) {
     if (ziggurat_f64_fast(u0, &z) && z >= t.a && z <= t.b) return z;
     const double a = t.a, b = t.b;
-    if (ziggurat_f64_retry(key, c, i, u0, [a, b](double v) { return v >= a && v <= b; }, &z)) return z;
+    if (ziggurat_f64_retry(key, c, i, u0, WithinBounds<double>{a, b}, &z)) return z;
     return clamp_to(z, a, b);
   }
   for (uint32_t k = 0; k < kRetryBlocks; ++k) {

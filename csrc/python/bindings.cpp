@@ -1,18 +1,20 @@
-// pybind11 bindings: convert arguments, check the output buffer, release the GIL.
-// Argument validation happens once, in Python (ascend_rand/_draws.py); these
-// checks only guard the memory the core writes.
+// pybind11 bindings: convert arguments, check the output buffer, release the GIL
+// for large draws (bindings_common.h).
+// Argument validation happens once, in Python (ascend_rand/_validate.py and
+// ascend_rand/distributions/); these checks only guard the memory the core writes.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <stdexcept>
 #include <string>
 
-#include "bindings_common.h"
-#include "dispatch.h"
-#include "kernels.h"
-#include "parallel.h"
+#include "cpu/dispatch.h"
+#include "cpu/kernels.h"
+#include "cpu/parallel.h"
+#include "python/bindings_common.h"
 
 namespace py = pybind11;
+using ascend_rand_bindings::call_releasing_gil;
 using ascend_rand_bindings::draw_words;
 
 namespace {
@@ -35,13 +37,11 @@ void raw(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const py::object
   if (out.itemsize() == 4) {
     auto* p = static_cast<uint32_t*>(output_data(out, 4));
     const auto s = draw_words(key, lo, hi, words, n, "raw");
-    py::gil_scoped_release release;
-    ascend_rand::raw_u32(p, n, s);
+    call_releasing_gil(n, [&] { ascend_rand::raw_u32(p, n, s); });
   } else {
     auto* p = static_cast<uint64_t*>(output_data(out, 8));
     const auto s = draw_words(key, lo, hi, words, 2 * n, "raw");
-    py::gil_scoped_release release;
-    ascend_rand::raw_u64(p, n, s);
+    call_releasing_gil(2 * n, [&] { ascend_rand::raw_u64(p, n, s); });
   }
 }
 
@@ -51,19 +51,18 @@ void uniform(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::s
   if (fmt == "float32") {
     auto* p = static_cast<float*>(output_data(out, 4));
     const auto s = draw_words(key, lo, hi, words, n, "uniform");
-    py::gil_scoped_release release;
-    ascend_rand::uniform_f32(p, n, s, scaled, static_cast<float>(low), static_cast<float>(span));
+    call_releasing_gil(n, [&] {
+      ascend_rand::uniform_f32(p, n, s, scaled, static_cast<float>(low), static_cast<float>(span));
+    });
   } else if (fmt == "float64") {
     auto* p = static_cast<double*>(output_data(out, 8));
     const auto s = draw_words(key, lo, hi, words, 2 * n, "uniform");
-    py::gil_scoped_release release;
-    ascend_rand::uniform_f64(p, n, s, scaled, low, span);
+    call_releasing_gil(2 * n, [&] { ascend_rand::uniform_f64(p, n, s, scaled, low, span); });
   } else if (fmt == "float16" || fmt == "bfloat16") {
     auto* p = static_cast<uint16_t*>(output_data(out, 2));
     const auto f = fmt == "float16" ? ascend_rand::kFloat16 : ascend_rand::kBFloat16;
     const auto s = draw_words(key, lo, hi, words, n, "uniform");
-    py::gil_scoped_release release;
-    ascend_rand::uniform_16(p, n, s, f, scaled, low, span);
+    call_releasing_gil(n, [&] { ascend_rand::uniform_16(p, n, s, f, scaled, low, span); });
   } else {
     throw py::value_error("uniform: unknown format '" + fmt + "'");
   }
@@ -103,8 +102,9 @@ void normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::st
   const size_t per = f == ascend_rand::FloatFormat::kFloat64 ? 2 : 1;
   const size_t elements = m == ascend_rand::NormalMethod::kBoxMuller ? n + n % 2 : n;
   const auto s = draw_words(key, lo, hi, words, per * elements, "normal");
-  py::gil_scoped_release release;
-  ascend_rand::normal(data, f, n, s, m, scaled, loc, scale);
+  call_releasing_gil(per * elements, [&] {
+    ascend_rand::normal(data, f, n, s, m, scaled, loc, scale);
+  });
 }
 
 void truncated_normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::string& fmt,
@@ -118,8 +118,9 @@ void truncated_normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, con
   const size_t n = static_cast<size_t>(out.size());
   const size_t per = f == ascend_rand::FloatFormat::kFloat64 ? 2 : 1;
   const auto s = draw_words(key, lo, hi, words, per * n, "truncated_normal");
-  py::gil_scoped_release release;
-  ascend_rand::truncated_normal(data, f, n, s, scaled, loc, scale, spec);
+  call_releasing_gil(per * n, [&] {
+    ascend_rand::truncated_normal(data, f, n, s, scaled, loc, scale, spec);
+  });
 }
 
 void integers(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t low_bits,
@@ -131,17 +132,18 @@ void integers(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t lo
   void* p = output_data(out, bytes);
   const size_t per = static_cast<size_t>(ascend_rand::integer_words(range_minus_1));
   const auto s = draw_words(key, lo, hi, words, per * n, "integers");
-  py::gil_scoped_release release;
-  ascend_rand::integers(p, static_cast<int>(bytes), n, s, low_bits, range_minus_1);
+  call_releasing_gil(per * n, [&] {
+    ascend_rand::integers(p, static_cast<int>(bytes), n, s, low_bits, range_minus_1);
+  });
 }
 
 }  // namespace
 
-// Bernoulli bits, dropout masks and permutations (csrc/bindings_bits.cpp).
+// Bernoulli bits, dropout masks and permutations (csrc/python/bindings_bits.cpp).
 void bind_bits(py::module_& m);
-// The MT19937 engine (csrc/bindings_mt.cpp).
+// The MT19937 engine (csrc/python/bindings_mt.cpp).
 void bind_mt(py::module_& m);
-// numpy's BitGenerator capsules for the engines (csrc/bindings_bitgen.cpp).
+// numpy's BitGenerator capsules for the engines (csrc/python/bindings_bitgen.cpp).
 void bind_bitgen(py::module_& m);
 
 PYBIND11_MODULE(_native, m) {
@@ -177,6 +179,7 @@ PYBIND11_MODULE(_native, m) {
     info["compiler"] = "unknown";
 #endif
     info["min_elements_per_thread"] = ascend_rand::kMinElementsPerThread;
+    info["gil_release_min_words"] = ascend_rand_bindings::kReleaseGilWords;
     return info;
   });
   // The SIMD levels this CPU runs, best first; the one in use is build_info()["simd"],

@@ -1,16 +1,19 @@
 // pybind11 bindings of the Bernoulli, mask, permutation and choice kernels: convert
-// arguments, check the buffers the core reads and writes, release the GIL.
-// Argument validation happens once, in Python (ascend_rand/_bits.py).
+// arguments, check the buffers the core reads and writes, release the GIL for large
+// draws (bindings_common.h).
+// Argument validation happens once, in Python (ascend_rand/distributions/).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <string>
 
-#include "bernoulli.h"
-#include "bindings_common.h"
-#include "permutation.h"
+#include "core/bernoulli.h"
+#include "core/permutation.h"
+#include "cpu/kernels.h"
+#include "python/bindings_common.h"
 
 namespace py = pybind11;
+using ascend_rand_bindings::call_releasing_gil;
 using ascend_rand_bindings::draw_words;
 
 namespace {
@@ -55,8 +58,7 @@ void bernoulli(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t t
   auto* p = static_cast<uint8_t*>(output_data(out, 1, n, "bernoulli"));
   const float* pr = probabilities(probs, n, "bernoulli");
   const auto s = draw_words(key, lo, hi, words, n, "bernoulli");
-  py::gil_scoped_release release;
-  ascend_rand::bernoulli(p, n, s, threshold, pr);
+  call_releasing_gil(n, [&] { ascend_rand::bernoulli(p, n, s, threshold, pr); });
 }
 
 void bernoulli_packed(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
@@ -67,8 +69,7 @@ void bernoulli_packed(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uin
       output_data(out, 1, ascend_rand::mask_bytes(bits), "bernoulli_packed"));
   const float* pr = probabilities(probs, bits, "bernoulli_packed");
   const auto s = draw_words(key, lo, hi, words, bits, "bernoulli_packed");
-  py::gil_scoped_release release;
-  ascend_rand::bernoulli_packed(p, bits, s, threshold, pr);
+  call_releasing_gil(bits, [&] { ascend_rand::bernoulli_packed(p, bits, s, threshold, pr); });
 }
 
 void permutation(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
@@ -77,8 +78,9 @@ void permutation(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t
   if (k > n) throw py::value_error("permutation: out is longer than n");
   auto* p = static_cast<uint64_t*>(output_data(out, 8, k, "permutation"));
   const auto s = draw_words(key, lo, hi, words, 2 * static_cast<size_t>(n), "permutation");
-  py::gil_scoped_release release;
-  ascend_rand::permutation(p, k, static_cast<size_t>(n), s);
+  call_releasing_gil(2 * static_cast<size_t>(n), [&] {
+    ascend_rand::permutation(p, k, static_cast<size_t>(n), s);
+  });
 }
 
 void choice_sparse(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
@@ -88,8 +90,7 @@ void choice_sparse(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64
   auto* p = static_cast<uint64_t*>(output_data(out, 8, k, "choice_sparse"));
   const size_t per = static_cast<size_t>(ascend_rand::sparse_choice_words(n));
   const auto s = draw_words(key, lo, hi, words, per * k, "choice_sparse");
-  py::gil_scoped_release release;
-  ascend_rand::choice_sparse(p, k, n, s);
+  call_releasing_gil(per * k, [&] { ascend_rand::choice_sparse(p, k, n, s); });
 }
 
 void weighted_choice(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const py::object& p,
@@ -106,8 +107,7 @@ void weighted_choice(py::array out, uint64_t key, uint64_t lo, uint64_t hi, cons
   const auto* w = static_cast<const double*>(weights.data());
   // All n keys, whatever k; none at all when k = 0 (nothing is drawn, as in NumPy).
   const auto s = draw_words(key, lo, hi, words, k == 0 ? 0 : 2 * n, "weighted_choice");
-  py::gil_scoped_release release;
-  ascend_rand::weighted_choice(o, k, n, s, w);
+  call_releasing_gil(k == 0 ? 0 : 2 * n, [&] { ascend_rand::weighted_choice(o, k, n, s, w); });
 }
 
 }  // namespace

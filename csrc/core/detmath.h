@@ -26,13 +26,7 @@
 #include <cstdint>
 #include <cstring>
 
-#ifndef ASCEND_RAND_HD
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define ASCEND_RAND_HD __host__ __device__ inline
-#else
-#define ASCEND_RAND_HD inline
-#endif
-#endif
+#include "device.h"
 
 namespace ascend_rand {
 namespace detmath {

@@ -4,17 +4,19 @@
 // result is independent of threads; ties (probability <= n^2 / 2^65) go to
 // the smaller index.  Also the two ways of choosing without replacement that
 // docs/spec.md section 4A.2 adds: the sparse Fisher-Yates prefix and the
-// Efraimidis-Spirakis order of weighted choice.  Mirrors fallback/permutation.py.
-// No Python.
+// Efraimidis-Spirakis order of weighted choice.  The keys and the step maths
+// per element are here (portable core, device.h); sorting and the sparse
+// choice's table of swaps are in cpu/kernels_bits.cpp.  Mirrors
+// fallback/permutation.py.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "conversions.h"
 #include "detmath.h"
-#include "distributions.h"
-#include "normal.h"
-#include "philox.h"
+#include "device.h"
+#include "normal.h"  // open_unit_float64: section 5.1's O64
 
 namespace ascend_rand {
 
@@ -43,7 +45,7 @@ ASCEND_RAND_HD int sparse_choice_words(uint64_t n) { return n <= (uint64_t{1} <<
 // with b = 32 * per: floor(u * range / 2^64) or floor(u * range / 2^128).  With
 // four words the 128-bit form holds for every range, also one <= 2^32 (late
 // steps of a draw whose n is just above 2^32).
-inline uint64_t sparse_choice_offset(const uint32_t* w, int per, uint64_t range) {
+ASCEND_RAND_HD uint64_t sparse_choice_offset(const uint32_t* w, int per, uint64_t range) {
   return per == 2 ? integer_offset_64(w[0], w[1], range - 1) : integer_offset_128(w, range - 1);
 }
 
@@ -58,27 +60,12 @@ constexpr uint64_t kZeroWeightKey = 0x7FF0000000000001ull;
 
 // -log(v) for v the open (0, 1) uniform of the raw key u: spec 4A.2's
 // v = (2 (u >> 12) + 1) 2^-53, with the deterministic log of Appendix A.
-inline double weighted_neg_log(uint64_t u) { return -log_f64(open_unit_float64(u)); }
+ASCEND_RAND_HD double weighted_neg_log(uint64_t u) { return -log_f64(open_unit_float64(u)); }
 
 // The sortable key of one element from -log(v) and its weight: one IEEE division.
 ASCEND_RAND_HD uint64_t weighted_key(double neg_log, double p) {
   const double e = neg_log / p;
   return p > 0.0 ? detmath::bits_of(e) : kZeroWeightKey;
 }
-
-// -- whole-draw entry points (csrc/kernels_bits.cpp) ----------------------------------------------
-
-// The first k (<= n) entries of the permutation of range(n): keys generated
-// in parallel, then sorted on the calling thread.
-void permutation(uint64_t* out, size_t k, size_t n, const DrawWords& s);
-
-// The first k (<= n) entries of the sparse Fisher-Yates permutation of
-// range(n): the k draws in parallel, then k swaps through a hash map of the
-// displaced positions on the calling thread.  O(k) time and memory.
-void choice_sparse(uint64_t* out, size_t k, uint64_t n, const DrawWords& s);
-
-// The first k (<= n) indices of the Efraimidis-Spirakis order of the weights
-// p[0 .. n): keys in parallel, then a partial selection of the k smallest.
-void weighted_choice(uint64_t* out, size_t k, size_t n, const DrawWords& s, const double* p);
 
 }  // namespace ascend_rand

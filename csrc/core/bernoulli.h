@@ -1,19 +1,20 @@
-// Bernoulli bits and packed dropout masks: the rule of Ascend's
-// StatelessDropOutGenMask (docs/spec.md section 4, docs/spec.md sections 4 and 4A).
-// Mirrors fallback/bernoulli.py.  Header-only, no Python.
+// Bernoulli bits and packed dropout masks, per element: the rule of Ascend's
+// StatelessDropOutGenMask (docs/spec.md section 4).  Portable core (device.h);
+// the whole-draw kernels are in cpu/kernels_bits.cpp.  Mirrors
+// fallback/bernoulli.py.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
-#include "distributions.h"
-#include "philox.h"
+#include "conversions.h"
+#include "device.h"
 
 namespace ascend_rand {
 
 // T(p) for p = 1: every word gives a 1.  The bare rule f(w) < 1.0f would give
-// 0 for the top 128 words, whose f(w) rounds up to 1.0f (docs/spec.md sections 4 and 4A).
+// 0 for the top 128 words, whose f(w) rounds up to 1.0f (docs/spec.md section 4.3).
 constexpr uint64_t kAllOnesThreshold = uint64_t{1} << 32;
 
 // Ascend pads a packed mask to whole 128-bit groups: ceil(n / 128) * 16 bytes.
@@ -21,12 +22,6 @@ constexpr size_t kMaskGroupBits = 128;
 
 ASCEND_RAND_HD size_t mask_bytes(size_t n) {
   return (n + kMaskGroupBits - 1) / kMaskGroupBits * (kMaskGroupBits / 8);
-}
-
-// The "curand" uniform f(w) = fl32((w + 0.5) * 2^-32): w + 0.5 needs 33 bits,
-// so the double product is exact and the cast is the one rounding.
-ASCEND_RAND_HD float curand_uniform(uint32_t w) {
-  return static_cast<float>((static_cast<double>(w) + 0.5) * 0x1p-32);
 }
 
 // Per-element probability p (a float32): the float comparison, with p = 1
@@ -44,7 +39,7 @@ ASCEND_RAND_HD uint8_t bernoulli_bit_below(uint32_t w, uint32_t threshold_minus_
 // Eight 0/1 bytes -> one mask byte, bit k = byte k (numpy packbits with
 // bitorder="little").  The multiply moves byte k's low bit to bit 56 + k; the
 // eight partial products land on distinct bits, so nothing carries.
-inline uint8_t pack8(const uint8_t* bits) {
+ASCEND_RAND_HD uint8_t pack8(const uint8_t* bits) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   uint64_t x;
   std::memcpy(&x, bits, sizeof x);
@@ -55,16 +50,5 @@ inline uint8_t pack8(const uint8_t* bits) {
   return b;
 #endif
 }
-
-// -- whole-draw entry points (csrc/kernels_bits.cpp) ---------------------------------------------
-
-// n bits as 0/1 bytes.  probs == nullptr: bit i = word i < threshold
-// (threshold in [0, 2^32]); otherwise bit i = bernoulli_bit(word i, probs[i]).
-void bernoulli(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
-               const float* probs);
-
-// The same n bits packed into mask_bytes(n) bytes, padding bits and bytes 0.
-void bernoulli_packed(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
-                      const float* probs);
 
 }  // namespace ascend_rand

@@ -26,8 +26,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dispatch.h"
-#include "philox.h"
+#include "core/philox.h"
+#include "cpu/dispatch.h"
 
 #if ASCEND_RAND_X86_SIMD
 // GCC 12's AVX-512 headers initialise their "undefined" vectors from

@@ -12,8 +12,8 @@
 #include <cstring>
 #include <string>
 
-#include "mt19937.h"
-#include "philox.h"
+#include "core/mt19937.h"
+#include "core/philox.h"
 
 namespace py = pybind11;
 
