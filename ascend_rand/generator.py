@@ -105,6 +105,7 @@ class Generator:
     def __init__(self, seed=None, engine="philox", backend="auto", streams=1):
         self._backend = resolve_backend(backend)
         self._engine = _engine_for(seed, engine, streams, self._backend.name)
+        self._small = self._backend.small_draw(self._engine)
 
     def __reduce__(self):
         return _restore, (self._engine, self._backend.name)
@@ -144,6 +145,10 @@ class Generator:
         return f"Generator(engine={self._engine!r}, backend={self._backend.name!r})"
 
     def _draw(self, plan):
+        if self._small is not None:
+            result = self._small(plan)
+            if result is not None:
+                return result
         backend = self._backend
         key, counter, words = self._engine.reserve(plan, backend)
         if words is None:

@@ -78,6 +78,12 @@ class Backend:
         """An uninitialised uint32 buffer for ``count`` engine words."""
         raise NotImplementedError
 
+    def small_draw(self, engine):
+        """A shortcut ``draw(plan)`` for a Generator on ``engine`` that reserves and fills
+        in one step and returns the result, or None where the plan needs the general
+        path; None when the backend has no shortcut.  Same bits as ``run``."""
+        return None
+
     def take(self, array, index):
         """``array[index]`` along axis 0 (a new array)."""
         raise NotImplementedError

@@ -18,6 +18,9 @@ import warnings
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
+
+from .. import _dtypes
 from .base import KERNEL_NAMES, HostBackend
 
 _PACKAGE = __package__.rpartition(".")[0]  # "ascend_rand"
@@ -77,6 +80,39 @@ def _build_error():
     return text.strip().splitlines()[-1] if text.strip() else None
 
 
+_FORMATS = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3}
+_METHODS = {"ziggurat": 0, "box_muller": 1}
+
+
+def fast_args(plan):
+    """(count, numpy dtype, kernel code, words, params) of ``_native.philox_draw`` for ``plan``,
+    or False.
+
+    Kernel codes as in csrc/python/bindings_fast.cpp; plans with a finishing step,
+    per-element probabilities or an ``out=`` take the general path.
+    """
+    if plan.finish is not None or plan.out is not None or not plan.count:
+        return False
+    k, p = plan.kernel, plan.params
+    if k == "raw":
+        code, args = 0, ()
+    elif k == "uniform":
+        code, args = 1, (_FORMATS[p[0]],) + p[1:]
+    elif k == "integers":
+        code, args = 2, p
+    elif k == "normal":
+        code, args = 3, (_FORMATS[p[0]], _METHODS[p[1]]) + p[2:]
+    elif k == "truncated_normal":
+        code, args = 4, (_FORMATS[p[0]],) + p[1:]
+    elif k == "bernoulli" and p[1] is None:
+        code, args = 5, (p[0],)
+    elif k == "bernoulli_packed" and p[2] is None:
+        code, args = 6, (p[0], p[1])
+    else:
+        return False
+    return plan.count, _dtypes.NUMPY[plan.dtype], code, plan.words, args
+
+
 class NativeBackend(HostBackend):
     """C++17 kernels on host NumPy arrays (SIMD level chosen at import, thread pool)."""
 
@@ -111,6 +147,32 @@ class NativeBackend(HostBackend):
 
     def set_num_threads(self, n):
         _native.set_num_threads(n)
+
+    def small_draw(self, engine):
+        # A Philox Generator's draws: one native call reserves the offset under the
+        # engine's lock, allocates and fills (csrc/python/bindings_fast.cpp).
+        from ..engines.philox import Philox
+
+        if _native is None or type(engine) is not Philox:
+            return None
+        philox_draw, slots, empty = _native.philox_draw, engine._slots, np.empty
+        acquire, release = engine.lock.acquire, engine.lock.release
+
+        def draw(plan):
+            args = plan.fast
+            if args is None:
+                args = plan.fast = fast_args(plan)
+            if not args:
+                return None
+            count, dtype, code, words, params = args
+            out = empty(count, dtype)
+            if not philox_draw(slots, acquire, release, out, code, words, params):
+                return None
+            if plan.reshape:
+                out = out.reshape(plan.shape)
+            return out[()] if plan.scalar else out
+
+        return draw
 
 
 if _native is None:

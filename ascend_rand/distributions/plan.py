@@ -22,7 +22,7 @@ class Plan:
     """
 
     __slots__ = ("kernel", "shape", "dtype", "params", "count", "words", "scalar", "out",
-                 "finish", "reshape")
+                 "finish", "reshape", "fast")
 
     def __init__(self, kernel, shape, dtype, params, words, *, scalar=False, out=None,
                  finish=None):
@@ -36,6 +36,7 @@ class Plan:
         self.out = out
         self.finish = finish
         self.reshape = len(shape) != 1  # a result other than 1-D: the flat output is reshaped
+        self.fast = None  # a backend's own form of this plan for small draws (computed once)
 
     def with_kernel(self, kernel):
         """This plan run by another kernel of the same parameters (an engine's own conversion)."""

@@ -19,9 +19,12 @@ from .. import _validate
 from ..backend import resolve as resolve_backend
 from .base import Engine, entropy_words
 
+# The eight uint64 slots shared with the native code (csrc/python/bindings_bitgen.cpp
+# and bindings_fast.cpp): seed, offset, the word interface's block and index, a
+# buffered block, and flags.
 ENGINE = "philox"
-# The eight uint64 slots shared with the native bitgen (csrc/python/bindings_bitgen.cpp).
-SEED, OFFSET, BLOCK, INDEX, BUF01, BUF23, VALID = range(7)
+SEED, OFFSET, BLOCK, INDEX, BUF01, BUF23, VALID, FLAGS = range(8)
+EXHAUSTED = 1  # the FLAGS bit of an offset of 2**64
 _SLOTS = 8
 _U64 = 1 << 64
 _WORDS_PER_OFFSET = 1 << 66  # 2**64 blocks of 4 words
@@ -48,11 +51,19 @@ class Philox(Engine):
             seed = lo | hi << 32
         self._slots = array("Q", [0] * _SLOTS)
         self._slots[SEED] = _validate.uint64(seed, "seed")
-        self._exhausted = False  # the offset is 2**64: every subsequence was used
 
     def _init_empty(self, state):
         self._slots = array("Q", [0] * _SLOTS)
-        self._exhausted = False
+
+    @property
+    def _exhausted(self):
+        """The offset is 2**64: every subsequence was used."""
+        return bool(self._slots[FLAGS] & EXHAUSTED)
+
+    @_exhausted.setter
+    def _exhausted(self, value):
+        s = self._slots
+        s[FLAGS] = (s[FLAGS] | EXHAUSTED) if value else (s[FLAGS] & ~EXHAUSTED)
 
     # -- state --------------------------------------------------------------------------------
 
@@ -151,7 +162,7 @@ class Philox(Engine):
         lock = self.lock
         lock.acquire()  # (not ``with``: this is every draw's fixed cost)
         offset = s[OFFSET]
-        if s[BLOCK] or s[INDEX] or offset == _U64 - 1 or self._exhausted:
+        if s[BLOCK] or s[INDEX] or offset == _U64 - 1 or s[FLAGS]:
             lock.release()
             return self._reserve_rare()
         s[OFFSET] = offset + 1
@@ -172,12 +183,12 @@ class Philox(Engine):
                     raise OverflowError(
                         "this generator has used all 2**64 offsets of its seed; reseed it")
                 offset += 1
-                s[BLOCK] = s[INDEX] = s[VALID] = 0
             if offset == _U64 - 1:
-                self._exhausted = True
                 s[OFFSET] = 0
+                self._exhausted = True
             else:
                 s[OFFSET] = offset + 1
+            s[BLOCK] = s[INDEX] = s[VALID] = 0
             return s[SEED], (0, offset), None
 
     def random_raw(self, size=None, output=True):
