@@ -305,6 +305,11 @@ class Generator:
         """An int n: a random permutation of range(n) (int64).  An array: a
         shuffled copy along axis 0.  numpy's semantics; keys per docs/spec.md 4A.
         """
+        if type(x) is int:
+            plan = _PLANS.get(("permutation", x))
+            if plan is None:
+                plan = cached(("permutation", x), lambda: plan_permutation(x))
+            return self._draw(plan)
         return self._draw(plan_permutation(x))
 
     def shuffle(self, x):

@@ -29,6 +29,7 @@ CALLS = [
     lambda g: g.truncated_normal(a=0.5, b=1.0, size=8), lambda g: g.bernoulli(0.3, 16),
     lambda g: g.bernoulli(0.3), lambda g: g.bernoulli(0.7, (3, 300), packed=True),
     lambda g: g.dropout_mask(1000, 0.1), lambda g: g.random(0), lambda g: g.random(100_000),
+    lambda g: g.permutation(16), lambda g: g.permutation(70_000), lambda g: g.permutation(0),
 ]
 
 

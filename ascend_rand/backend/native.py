@@ -92,7 +92,7 @@ def fast_args(plan):
     per-element probabilities or an ``out=`` take the general path.
     """
     if plan.finish is not None or plan.out is not None or not plan.count:
-        return False
+        return False  # (a permutation of an array indexes with it: the general path)
     k, p = plan.kernel, plan.params
     if k == "raw":
         code, args = 0, ()
@@ -108,6 +108,8 @@ def fast_args(plan):
         code, args = 5, (p[0],)
     elif k == "bernoulli_packed" and p[2] is None:
         code, args = 6, (p[0], p[1])
+    elif k == "permutation":
+        code, args = 7, p
     else:
         return False
     return plan.count, _dtypes.NUMPY[plan.dtype], code, plan.words, args

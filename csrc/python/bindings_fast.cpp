@@ -58,12 +58,14 @@ double num(const py::tuple& p, size_t i) { return p[i].cast<double>(); }
 uint64_t u64(const py::tuple& p, size_t i) { return p[i].cast<uint64_t>(); }
 
 // Kernel codes: the `fast` arguments ascend_rand/backend/native.py builds from a plan.
-enum Kernel { kRaw = 0, kUniform, kIntegers, kNormal, kTruncated, kBernoulli, kBernoulliPacked };
+enum Kernel {
+  kRaw = 0, kUniform, kIntegers, kNormal, kTruncated, kBernoulli, kBernoulliPacked, kPermutation
+};
 
 // Fills `out` (a new C-contiguous array of the plan's dtype and item count).
 bool philox_draw(const py::buffer& slots, const py::object& acquire, const py::object& release,
                  py::array out, int kernel, size_t words, const py::tuple& p) {
-  if (kernel < kRaw || kernel > kBernoulliPacked)
+  if (kernel < kRaw || kernel > kPermutation)
     throw py::value_error("philox_draw: unknown kernel code " + std::to_string(kernel));
   uint64_t* s = slots_of(slots);
   uint64_t offset;
@@ -75,6 +77,8 @@ bool philox_draw(const py::buffer& slots, const py::object& acquire, const py::o
   if (kernel == kBernoulliPacked &&
       ascend_rand::mask_bytes(static_cast<size_t>(u64(p, 0))) != n)
     throw py::value_error("philox_draw: out does not hold the mask of that many bits");
+  if (kernel == kPermutation && (out.itemsize() != 8 || u64(p, 0) < n))
+    throw py::value_error("philox_draw: a permutation fills at most n int64 entries");
   if (!reserve(s, acquire, release, &offset)) return false;
   const ascend_rand::DrawWords w{s[kSeed], ascend_rand::Counter128{0, offset}, nullptr};
   switch (kernel) {
@@ -139,6 +143,13 @@ bool philox_draw(const py::buffer& slots, const py::object& acquire, const py::o
       call_releasing_gil(words, [&] {
         ascend_rand::bernoulli_packed(static_cast<uint8_t*>(o), static_cast<size_t>(bits), w, t,
                                       nullptr);
+      });
+      break;
+    }
+    case kPermutation: {
+      const size_t population = static_cast<size_t>(u64(p, 0));
+      call_releasing_gil(2 * population, [&] {
+        ascend_rand::permutation(static_cast<uint64_t*>(o), n, population, w);
       });
       break;
     }
