@@ -223,8 +223,9 @@ class Generator:
         """
         if out is None:
             key = ("normal", size, dtype, loc, scale, method)
-            plan = (_PLANS.get(key) if _simple(size, dtype) and _plain(loc) and _plain(scale)
-                    and type(method) is str else None)
+            plan = (_PLANS.get(key) if type(loc) is float and type(scale) is float
+                    and (loc or _copysign(1.0, loc) > 0) and (scale or _copysign(1.0, scale) > 0)
+                    and _simple(size, dtype) and type(method) is str else None)
             if plan is None:
                 plan = cached(cache_key("normal", size, key[2:]),
                               lambda: plan_normal(size, dtype, loc, scale, method))
@@ -256,8 +257,10 @@ class Generator:
         """
         if out is None:
             key = ("truncated_normal", size, dtype, loc, scale, a, b)
-            plan = (_PLANS.get(key) if _simple(size, dtype) and _plain(loc) and _plain(scale)
-                    and _plain(a) and _plain(b) else None)
+            plan = (_PLANS.get(key) if type(loc) is float and type(scale) is float
+                    and type(a) is float and type(b) is float and a and b
+                    and (loc or _copysign(1.0, loc) > 0) and (scale or _copysign(1.0, scale) > 0)
+                    and _simple(size, dtype) else None)
             if plan is None:
                 plan = cached(cache_key("truncated_normal", size, key[2:]),
                               lambda: plan_truncated_normal(size, dtype, loc, scale, a, b))
