@@ -19,7 +19,18 @@ from .distributions.bernoulli import plan_bernoulli, plan_dropout_mask
 from .distributions.normal import plan_normal, plan_truncated_normal
 from .distributions.permutation import plan_choice, plan_permutation, plan_shuffle
 from .distributions.uniform import plan_integers, plan_raw, plan_uniform
-from .generator import cache_key, cached
+from .generator import _PLANS, cache_key, cached
+
+_copysign = __import__("math").copysign
+
+
+def _plain(args):
+    """Every argument a str, an int or a float other than -0.0 (a plan key needing no check)."""
+    for a in args:
+        t = type(a)
+        if not (t is str or t is int or (t is float and (a or _copysign(1.0, a) > 0))):
+            return False
+    return True
 
 _U64 = 1 << 64
 
@@ -38,7 +49,9 @@ def _stream(key, counter):
 def _run(name, args, build, size, key, counter, backend, out):
     b = resolve_backend(backend)
     if out is None:
-        plan = cached(cache_key(name, size, args), lambda: build(None, None))
+        plan = _PLANS.get((name, size) + args) if type(size) is int and _plain(args) else None
+        if plan is None:
+            plan = cached(cache_key(name, size, args), lambda: build(None, None))
     else:
         plan = build(out, b)
     key, counter = _stream(key, counter)

@@ -52,6 +52,19 @@ def default_backend():
 
 def resolve(name):
     """The ``Backend`` for a ``backend=`` argument ("auto" or a registered name)."""
+    if type(name) is str:  # every call's case, first
+        if name == "auto":
+            for backend in _REGISTRY.values():
+                if backend.available:
+                    return backend
+        else:
+            backend = _REGISTRY.get(name)
+            if backend is not None and backend.available:
+                return backend
+    return _resolve_checked(name)
+
+
+def _resolve_checked(name):
     if isinstance(name, Backend):
         return name
     if not isinstance(name, str):

@@ -150,6 +150,23 @@ class NativeBackend(HostBackend):
     def set_num_threads(self, n):
         _native.set_num_threads(n)
 
+    def run(self, plan, key, counter, words=None):
+        # Plans of the common kernels go to the kernel in one native call that also
+        # checks the output (csrc/python/bindings_fast.cpp); the rest, and engine
+        # words, take the general path.
+        if words is None:
+            args = plan.fast
+            if args is None:
+                args = plan.fast = fast_args(plan)
+            if args:
+                count, dtype, code, nwords, params = args
+                out = np.empty(count, dtype)
+                _native.stateless_draw(key, counter[0], counter[1], out, code, nwords, params)
+                if plan.reshape:
+                    out = out.reshape(plan.shape)
+                return out[()] if plan.scalar else out
+        return super().run(plan, key, counter, words)
+
     def small_draw(self, engine):
         # A Philox Generator's draws: one native call reserves the offset under the
         # engine's lock, allocates and fills (csrc/python/bindings_fast.cpp).

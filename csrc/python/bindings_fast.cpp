@@ -62,25 +62,25 @@ enum Kernel {
   kRaw = 0, kUniform, kIntegers, kNormal, kTruncated, kBernoulli, kBernoulliPacked, kPermutation
 };
 
-// Fills `out` (a new C-contiguous array of the plan's dtype and item count).
-bool philox_draw(const py::buffer& slots, const py::object& acquire, const py::object& release,
-                 py::array out, int kernel, size_t words, const py::tuple& p) {
+// What guards memory, checked before anything is reserved or written.
+void check(const py::array& out, int kernel, const py::tuple& p) {
   if (kernel < kRaw || kernel > kPermutation)
     throw py::value_error("philox_draw: unknown kernel code " + std::to_string(kernel));
-  uint64_t* s = slots_of(slots);
-  uint64_t offset;
   if (!(out.flags() & py::array::c_style) || !out.writeable())
     throw py::value_error("philox_draw: out must be a writable C-contiguous array");
-  void* o = out.mutable_data();
   const size_t n = static_cast<size_t>(out.size());
-  // Everything checked before the offset is taken: a refused call reserves nothing.
   if (kernel == kBernoulliPacked &&
       ascend_rand::mask_bytes(static_cast<size_t>(u64(p, 0))) != n)
     throw py::value_error("philox_draw: out does not hold the mask of that many bits");
   if (kernel == kPermutation && (out.itemsize() != 8 || u64(p, 0) < n))
     throw py::value_error("philox_draw: a permutation fills at most n int64 entries");
-  if (!reserve(s, acquire, release, &offset)) return false;
-  const ascend_rand::DrawWords w{s[kSeed], ascend_rand::Counter128{0, offset}, nullptr};
+}
+
+// Fills `out` (a new C-contiguous array of the plan's dtype and item count) from w.
+void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
+          const ascend_rand::DrawWords& w) {
+  void* o = out.mutable_data();
+  const size_t n = static_cast<size_t>(out.size());
   switch (kernel) {
     case kRaw:
       if (out.itemsize() == 4)
@@ -154,7 +154,23 @@ bool philox_draw(const py::buffer& slots, const py::object& acquire, const py::o
       break;
     }
   }
+}
+
+bool philox_draw(const py::buffer& slots, const py::object& acquire, const py::object& release,
+                 py::array out, int kernel, size_t words, const py::tuple& p) {
+  uint64_t* s = slots_of(slots);
+  check(out, kernel, p);  // a refused call reserves nothing
+  uint64_t offset;
+  if (!reserve(s, acquire, release, &offset)) return false;
+  fill(out, kernel, words, p, ascend_rand::DrawWords{s[kSeed], {0, offset}, nullptr});
   return true;
+}
+
+// A stateless draw (docs/spec.md 2.3): the stream (key, (lo, hi)), nothing to reserve.
+void stateless_draw(uint64_t key, uint64_t lo, uint64_t hi, py::array out, int kernel,
+                    size_t words, const py::tuple& p) {
+  check(out, kernel, p);
+  fill(out, kernel, words, p, ascend_rand::DrawWords{key, {lo, hi}, nullptr});
 }
 
 }  // namespace
@@ -165,4 +181,7 @@ void bind_fast(py::module_& m) {
         "Reserve a Philox engine's next offset under its lock (`acquire`, `release`: the "
         "lock's bound methods) and fill `out` by kernel code "
         "`kernel`; False (nothing reserved) when the engine needs the general path.");
+  m.def("stateless_draw", &stateless_draw, py::arg("key"), py::arg("ctr_lo"), py::arg("ctr_hi"),
+        py::arg("out"), py::arg("kernel"), py::arg("words"), py::arg("params"),
+        "Fill `out` from the stream (key, (ctr_lo, ctr_hi)) by kernel code `kernel`.");
 }
