@@ -225,7 +225,8 @@ class Generator:
             key = ("normal", size, dtype, loc, scale, method)
             plan = (_PLANS.get(key) if type(loc) is float and type(scale) is float
                     and (loc or _copysign(1.0, loc) > 0) and (scale or _copysign(1.0, scale) > 0)
-                    and _simple(size, dtype) and type(method) is str else None)
+                    and (size is None or type(size) is int) and type(dtype) is str
+                    and type(method) is str else None)
             if plan is None:
                 plan = cached(cache_key("normal", size, key[2:]),
                               lambda: plan_normal(size, dtype, loc, scale, method))
@@ -237,7 +238,8 @@ class Generator:
         """Normal(0, 1); see ``normal``."""
         if out is None:
             key = ("standard_normal", size, dtype, method)
-            plan = _PLANS.get(key) if _simple(size, dtype) and type(method) is str else None
+            plan = (_PLANS.get(key) if (size is None or type(size) is int) and type(dtype) is str
+                    and type(method) is str else None)
             if plan is None:
                 plan = cached(cache_key("standard_normal", size, key[2:]),
                               lambda: plan_normal(size, dtype, 0.0, 1.0, method,

@@ -12,7 +12,9 @@ from .. import _validate
 from ..fallback.permutation import use_sparse_choice
 from .plan import Plan, words_for
 
-_BOOL = np.dtype(np.bool_)
+# numpy's tolerance on sum(p): sqrt(eps) of float64, or of p's own float type if coarser.
+_SQRT_EPS = {size: max(math.sqrt(np.finfo(np.float64).eps), math.sqrt(np.finfo(t).eps))
+             for size, t in ((2, np.float16), (4, np.float32), (8, np.float64))}
 
 
 def _population_size(value, name, what):
@@ -62,12 +64,10 @@ def choice_probabilities(p, n, what="choice"):
         raise ValueError(f"{what}: p must be 1-dimensional, got shape {arr.shape}")
     if arr.size != n:
         raise ValueError(f"{what}: a and p must have the same size, got {n} and {arr.size}")
-    if arr.dtype == _BOOL or not (np.issubdtype(arr.dtype, np.floating)
-                                  or np.issubdtype(arr.dtype, np.integer)):
+    kind = arr.dtype.kind  # (dtype.kind, not np.issubdtype: this runs on every call)
+    if kind not in "fiu":
         raise TypeError(f"{what}: p must hold real numbers, got dtype {arr.dtype}")
-    atol = math.sqrt(np.finfo(np.float64).eps)
-    if np.issubdtype(arr.dtype, np.floating):
-        atol = max(atol, math.sqrt(np.finfo(arr.dtype).eps))
+    atol = _SQRT_EPS.get(arr.dtype.itemsize, _SQRT_EPS[8]) if kind == "f" else _SQRT_EPS[8]
     p64 = arr.astype(np.float64)
     if not np.isfinite(p64).all():
         raise ValueError(f"{what}: probabilities must be finite")
@@ -82,7 +82,7 @@ def choice_probabilities(p, n, what="choice"):
 def plan_choice(a, size, replace, p):
     """numpy's Generator.choice(a, size, replace, p) for an int or 1-D a (docs/spec.md 4A.2)."""
     what = "choice"
-    if np.ndim(a) == 0:
+    if type(a) is int or np.ndim(a) == 0:
         n = _population_size(a, "a", what)
         pop = None
     else:
@@ -119,7 +119,7 @@ def plan_choice(a, size, replace, p):
         return Plan("integers", shape, "int64", (0, r1),
                     words_for("integers", k, range_minus_1=r1), finish=result)
     if replace:
-        cdf = np.cumsum(p)
+        cdf = p.cumsum()
         cdf /= cdf[-1]
         return Plan("uniform", shape, "float64", ("float64", 0.0, 1.0, False),
                     words_for("uniform", k, "float64"),
