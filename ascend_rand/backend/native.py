@@ -169,10 +169,9 @@ class NativeBackend(HostBackend):
 
     def small_draw(self, engine):
         # A Philox Generator's draws: one native call reserves the offset under the
-        # engine's lock, allocates and fills (csrc/python/bindings_fast.cpp).
-        from ..engines.philox import Philox
-
-        if _native is None or type(engine) is not Philox:
+        # engine's lock, allocates and fills (csrc/python/bindings_fast.cpp).  The
+        # engine is recognised by its protocol name and its slots (engines/philox.py).
+        if _native is None or engine.name != "philox" or not hasattr(engine, "_slots"):
             return None
         philox_draw, slots, empty = _native.philox_draw, engine._slots, np.empty
         acquire, release = engine.lock.acquire, engine.lock.release
