@@ -54,8 +54,30 @@ ascend_rand::FloatFormat format(int code) {
   return static_cast<ascend_rand::FloatFormat>(code);
 }
 
-double num(const py::tuple& p, size_t i) { return p[i].cast<double>(); }
-uint64_t u64(const py::tuple& p, size_t i) { return p[i].cast<uint64_t>(); }
+// The parameters are plain Python floats, ints and bools built by
+// ascend_rand/backend/native.py; read them with the C API (a pybind11 cast per
+// item would cost more than a 16-element draw's kernel).
+PyObject* item(const py::tuple& p, size_t i) {
+  if (i >= static_cast<size_t>(PyTuple_GET_SIZE(p.ptr())))
+    throw py::value_error("philox_draw: too few parameters");
+  return PyTuple_GET_ITEM(p.ptr(), static_cast<py::ssize_t>(i));
+}
+double num(const py::tuple& p, size_t i) {
+  const double v = PyFloat_AsDouble(item(p, i));
+  if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+uint64_t u64(const py::tuple& p, size_t i) {
+  const unsigned long long v = PyLong_AsUnsignedLongLong(item(p, i));
+  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw py::error_already_set();
+  return static_cast<uint64_t>(v);
+}
+int integer(const py::tuple& p, size_t i) { return static_cast<int>(u64(p, i)); }
+bool flag(const py::tuple& p, size_t i) {
+  const int v = PyObject_IsTrue(item(p, i));
+  if (v < 0) throw py::error_already_set();
+  return v != 0;
+}
 
 // Kernel codes: the `fast` arguments ascend_rand/backend/native.py builds from a plan.
 enum Kernel {
@@ -89,9 +111,9 @@ void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
         call_releasing_gil(words, [&] { ascend_rand::raw_u64(static_cast<uint64_t*>(o), n, w); });
       break;
     case kUniform: {
-      const auto f = format(p[0].cast<int>());
+      const auto f = format(integer(p, 0));
       const double low = num(p, 1), span = num(p, 2);
-      const bool scaled = p[3].cast<bool>();
+      const bool scaled = flag(p, 3);
       call_releasing_gil(words, [&] {
         if (f == ascend_rand::FloatFormat::kFloat32)
           ascend_rand::uniform_f32(static_cast<float*>(o), n, w, scaled, static_cast<float>(low),
@@ -113,19 +135,19 @@ void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
       break;
     }
     case kNormal: {
-      const auto f = format(p[0].cast<int>());
-      const auto m = static_cast<ascend_rand::NormalMethod>(p[1].cast<int>());
+      const auto f = format(integer(p, 0));
+      const auto m = static_cast<ascend_rand::NormalMethod>(integer(p, 1));
       const double loc = num(p, 2), scale = num(p, 3);
-      const bool scaled = p[4].cast<bool>();
+      const bool scaled = flag(p, 4);
       call_releasing_gil(words, [&] { ascend_rand::normal(o, f, n, w, m, scaled, loc, scale); });
       break;
     }
     case kTruncated: {
-      const auto f = format(p[0].cast<int>());
+      const auto f = format(integer(p, 0));
       const double loc = num(p, 1), scale = num(p, 2);
-      const bool scaled = p[3].cast<bool>();
-      const ascend_rand::TruncSpec spec{p[4].cast<int>(), num(p, 5), num(p, 6), num(p, 7),
-                                        num(p, 8), num(p, 9), p[10].cast<bool>()};
+      const bool scaled = flag(p, 3);
+      const ascend_rand::TruncSpec spec{integer(p, 4), num(p, 5), num(p, 6), num(p, 7),
+                                        num(p, 8), num(p, 9), flag(p, 10)};
       call_releasing_gil(words, [&] {
         ascend_rand::truncated_normal(o, f, n, w, scaled, loc, scale, spec);
       });
