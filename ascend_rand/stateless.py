@@ -8,7 +8,7 @@ Ascend's stateless operators: ``key`` is the uint64 Philox key (seed),
 key, the distribution's required parameters, counter, its optional ones.
 
 >>> import ascend_rand as ar
->>> u = ar.stateless.uniform(4, key=1234, counter=(0, 0))
+>>> u = ar.stateless.uniform(4, key=1234, counter=_ORIGIN)
 >>> bool((u == ar.Generator(1234).random(4)).all())
 True
 """
@@ -19,9 +19,13 @@ from .distributions.bernoulli import plan_bernoulli, plan_dropout_mask
 from .distributions.normal import plan_normal, plan_truncated_normal
 from .distributions.permutation import plan_choice, plan_permutation, plan_shuffle
 from .distributions.uniform import plan_integers, plan_raw, plan_uniform
+import math
+
 from .generator import _PLANS, cache_key, cached
 
-_copysign = __import__("math").copysign
+_copysign = math.copysign
+_U64 = 1 << 64
+_ORIGIN = (0, 0)  # the default counter, recognised by identity (no check needed)
 
 
 def _plain(args):
@@ -32,14 +36,12 @@ def _plain(args):
             return False
     return True
 
-_U64 = 1 << 64
-
 
 def _stream(key, counter):
     """(key, counter) checked: a uint64 and a pair of uint64s."""
     if type(key) is not int or not 0 <= key < _U64:
         key = _validate.uint64(key, "key")
-    if (type(counter) is not tuple or len(counter) != 2 or type(counter[0]) is not int
+    if counter is not _ORIGIN and (type(counter) is not tuple or len(counter) != 2 or type(counter[0]) is not int
             or type(counter[1]) is not int or not 0 <= counter[0] < _U64
             or not 0 <= counter[1] < _U64):
         counter = _validate.counter(counter)
@@ -47,32 +49,51 @@ def _stream(key, counter):
 
 
 def _run(name, args, build, size, key, counter, backend, out):
+    """Check (key, counter), get the plan (cached for plain arguments), run it."""
     b = resolve_backend(backend)
     if out is None:
         plan = _PLANS.get((name, size) + args) if type(size) is int and _plain(args) else None
         if plan is None:
-            plan = cached(cache_key(name, size, args), lambda: build(None, None))
+            plan = cached(cache_key(name, size, args), lambda: build(size, args, None, None))
     else:
-        plan = build(out, b)
+        plan = build(size, args, out, b)
     key, counter = _stream(key, counter)
     return b.run(plan, key, counter)
 
 
-def raw(size, key, counter=(0, 0), dtype="uint32", *, backend="auto", out=None):
+# Plan builders of (size, args, out, backend), made once (not a closure per call).
+def _raw_plan(size, args, out, b):
+    return plan_raw(size, args[0], out, b)
+
+
+def _uniform_plan(size, args, out, b):
+    return plan_uniform(size, args[0], args[1], args[2], out, b)
+
+
+def _normal_plan(size, args, out, b):
+    return plan_normal(size, args[0], args[1], args[2], args[3], out, b)
+
+
+def _truncated_plan(size, args, out, b):
+    return plan_truncated_normal(size, args[0], args[1], args[2], args[3], args[4], out, b)
+
+
+def _dropout_plan(size, args, out, b):
+    return plan_dropout_mask(size, args[0], out, b)
+
+
+def raw(size, key, counter=_ORIGIN, dtype="uint32", *, backend="auto", out=None):
     """Stream words: uint32 word i, or uint64 ``(word 2i << 32) | word 2i+1``."""
-    return _run("raw", (dtype,), lambda o, b: plan_raw(size, dtype, o, b),
-                size, key, counter, backend, out)
+    return _run("raw", (dtype,), _raw_plan, size, key, counter, backend, out)
 
 
-def uniform(size, key, counter=(0, 0), low=0.0, high=1.0, dtype="float32", *,
+def uniform(size, key, counter=_ORIGIN, low=0.0, high=1.0, dtype="float32", *,
             backend="auto", out=None):
     """Uniform [low, high); equals ``StatelessRandomUniformV2`` for [0, 1)."""
-    return _run("uniform", (dtype, low, high),
-                lambda o, b: plan_uniform(size, dtype, low, high, o, b),
-                size, key, counter, backend, out)
+    return _run("uniform", (dtype, low, high), _uniform_plan, size, key, counter, backend, out)
 
 
-def integers(size, key, low, high=None, counter=(0, 0), dtype="int64", *, endpoint=False,
+def integers(size, key, low, high=None, counter=_ORIGIN, dtype="int64", *, endpoint=False,
              backend="auto", out=None):
     """Integers in [low, high) (``high=None``: [0, low)), docs/spec.md section 3.5."""
     b = resolve_backend(backend)
@@ -85,23 +106,21 @@ def integers(size, key, low, high=None, counter=(0, 0), dtype="int64", *, endpoi
     return b.run(plan, key, counter)
 
 
-def normal(size, key, counter=(0, 0), loc=0.0, scale=1.0, dtype="float32", method="ziggurat", *,
+def normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, dtype="float32", method="ziggurat", *,
            backend="auto", out=None):
     """Normal(loc, scale); method "box_muller" is TensorFlow's StatelessRandomNormalV2 pairing."""
-    return _run("normal", (dtype, loc, scale, method),
-                lambda o, b: plan_normal(size, dtype, loc, scale, method, o, b),
-                size, key, counter, backend, out)
+    return _run("normal", (dtype, loc, scale, method), _normal_plan, size, key, counter, backend,
+                out)
 
 
-def truncated_normal(size, key, counter=(0, 0), loc=0.0, scale=1.0, a=-2.0, b=2.0,
+def truncated_normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, a=-2.0, b=2.0,
                      dtype="float32", *, backend="auto", out=None):
     """Normal(loc, scale) restricted to [loc + a*scale, loc + b*scale] (a, b in sigmas)."""
-    return _run("truncated_normal", (dtype, loc, scale, a, b),
-                lambda o, be: plan_truncated_normal(size, dtype, loc, scale, a, b, o, be),
-                size, key, counter, backend, out)
+    return _run("truncated_normal", (dtype, loc, scale, a, b), _truncated_plan, size, key,
+                counter, backend, out)
 
 
-def bernoulli(size, key, p, counter=(0, 0), packed=False, *, backend="auto", out=None):
+def bernoulli(size, key, p, counter=_ORIGIN, packed=False, *, backend="auto", out=None):
     """Bits that are 1 with probability p (a number or an array broadcast to size)."""
     b = resolve_backend(backend)
     if out is None and type(packed) is bool:
@@ -113,27 +132,26 @@ def bernoulli(size, key, p, counter=(0, 0), packed=False, *, backend="auto", out
     return b.run(plan, key, counter)
 
 
-def dropout_mask(size, key, p_drop, counter=(0, 0), *, backend="auto", out=None):
+def dropout_mask(size, key, p_drop, counter=_ORIGIN, *, backend="auto", out=None):
     """Ascend's StatelessDropOutGenMask(size, prob=1 - p_drop, seed=key, offset=counter)."""
-    return _run("dropout_mask", (p_drop,), lambda o, b: plan_dropout_mask(size, p_drop, o, b),
-                size, key, counter, backend, out)
+    return _run("dropout_mask", (p_drop,), _dropout_plan, size, key, counter, backend, out)
 
 
-def permutation(x, key, counter=(0, 0), *, backend="auto"):
+def permutation(x, key, counter=_ORIGIN, *, backend="auto"):
     """A permutation of range(x) (int x) or a shuffled copy of x along axis 0."""
     b = resolve_backend(backend)
     plan = plan_permutation(x)
     return b.run(plan, *_stream(key, counter))
 
 
-def shuffle(x, key, counter=(0, 0), *, backend="auto"):
+def shuffle(x, key, counter=_ORIGIN, *, backend="auto"):
     """Shuffle a writable ndarray in place along axis 0."""
     b = resolve_backend(backend)
     plan = plan_shuffle(x)
     b.run(plan, *_stream(key, counter))
 
 
-def choice(a, key, counter=(0, 0), size=None, replace=True, p=None, *, backend="auto"):
+def choice(a, key, counter=_ORIGIN, size=None, replace=True, p=None, *, backend="auto"):
     """numpy's Generator.choice semantics for an int or 1-D a (docs/spec.md section 4A.2)."""
     b = resolve_backend(backend)
     plan = plan_choice(a, size, replace, p)
