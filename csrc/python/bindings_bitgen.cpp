@@ -9,9 +9,9 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 
+#include "core/conversions.h"
 #include "core/mt19937.h"
 #include "core/philox.h"
 
@@ -64,13 +64,10 @@ uint64_t philox_next_uint64(void* st) {
   return (hi << 32) | philox_next_uint32(st);
 }
 
-// docs/spec.md section 3.2: the float64 uniform of one uint64 (52 mantissa bits).
+// docs/spec.md section 3.2: the float64 uniform of the next two words (52 mantissa bits).
 double philox_next_double(void* st) {
-  const uint64_t u = philox_next_uint64(st);
-  const uint64_t bits = (u & ((uint64_t{1} << 52) - 1)) | (uint64_t{1023} << 52);
-  double x;
-  std::memcpy(&x, &bits, sizeof x);
-  return x - 1.0;
+  const uint32_t hi = philox_next_uint32(st);
+  return ascend_rand::unit_float64(hi, philox_next_uint32(st));
 }
 
 uint64_t philox_next_raw(void* st) { return philox_next_uint32(st); }
@@ -97,9 +94,8 @@ uint64_t mt_next_uint64(void* st) {
 }
 
 double mt_next_double(void* st) {
-  const int32_t a = static_cast<int32_t>(mt_next_uint32(st) >> 5);
-  const int32_t b = static_cast<int32_t>(mt_next_uint32(st) >> 6);
-  return (a * 67108864.0 + b) / 9007199254740992.0;
+  const uint32_t w0 = mt_next_uint32(st);
+  return ascend_rand::mt_unit_float64(w0, mt_next_uint32(st));
 }
 
 uint64_t mt_next_raw(void* st) { return mt_next_uint32(st); }
