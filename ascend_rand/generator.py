@@ -10,68 +10,17 @@ Each method checks its arguments once and builds a plan
 small draw costs little more than the kernel call.
 """
 
-import math
-
-_copysign = math.copysign
-
 from . import engines
 from .backend import resolve as resolve_backend
+from .distributions.cache import PLANS as _PLANS, cache_key, cached, plan_get
 from .distributions.bernoulli import plan_bernoulli, plan_dropout_mask
 from .distributions.normal import plan_normal, plan_truncated_normal
 from .distributions.permutation import plan_choice, plan_permutation, plan_shuffle
 from .distributions.uniform import plan_integers, plan_raw, plan_uniform
 from .engines import Engine
 
-# Plans of argument tuples seen before (only plain Python ints/floats/strings).
-_PLANS = {}
-_MAX_PLANS = 4096
-
-
-def cache_key(name, size, args, numbers=(int, float)):
-    """A key under which the plan of these arguments may be cached, or None.
-
-    Only arguments whose equality means "the same plan": ints (not bools) and,
-    where ``numbers`` allows, floats (except -0.0, which equals 0.0 but can
-    change a result's sign), strings and None; sizes of ints.
-    """
-    ts = type(size)
-    if ts is tuple:
-        for d in size:
-            if type(d) is not int:
-                return None
-    elif ts is not int and size is not None:
-        return None
-    for a in args:
-        ta = type(a)
-        if ta is str or a is None:
-            continue
-        if ta not in numbers or (ta is float and a == 0.0 and math.copysign(1.0, a) < 0):
-            return None
-    return (name, size) + args
-
-
-def _simple(size, dtype):
-    """An int or None size and a string dtype: a plan key of these needs no further check."""
-    return (size is None or type(size) is int) and type(dtype) is str
-
-
-def _plain(x):
-    """A float (not -0.0, which equals 0.0 but can flip a result's sign) or an int, not a bool."""
-    t = type(x)
-    return (t is float and (x or _copysign(1.0, x) > 0)) or t is int
-
-
-def cached(key, build):
-    """The plan cached under ``key``, built by ``build()`` the first time (key None: no cache)."""
-    if key is None:
-        return build()
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = build()
-        if len(_PLANS) >= _MAX_PLANS:
-            _PLANS.clear()
-        _PLANS[key] = plan
-    return plan
+def _no_shortcut(plan):
+    return None
 
 
 def _engine_for(seed, engine, streams, backend):
@@ -105,7 +54,8 @@ class Generator:
     def __init__(self, seed=None, engine="philox", backend="auto", streams=1):
         self._backend = resolve_backend(backend)
         self._engine = _engine_for(seed, engine, streams, self._backend.name)
-        self._small = self._backend.small_draw(self._engine)
+        # The backend's one-call path for this engine (None: it declines every plan).
+        self._small = self._backend.small_draw(self._engine) or _no_shortcut
 
     def __reduce__(self):
         return _restore, (self._engine, self._backend.name)
@@ -145,10 +95,7 @@ class Generator:
         return f"Generator(engine={self._engine!r}, backend={self._backend.name!r})"
 
     def _draw(self, plan):
-        if self._small is not None:
-            result = self._small(plan)
-            if result is not None:
-                return result
+        """The general path: reserve the plan's words from the engine, run the plan."""
         backend = self._backend
         key, counter, words = self._engine.reserve(plan, backend)
         if words is None:
@@ -159,30 +106,31 @@ class Generator:
         return backend.run(plan, key, counter, words)
 
     # -- draws -------------------------------------------------------------------------------
-    # Each method looks its plan up first under a key of exact-typed arguments
-    # (``_simple``: ints, non-negative-zero floats, strings), then builds it.
+    # Each method looks its plan up first (``plan_get``: only keys of exact-typed
+    # arguments), builds it on a miss, then tries the backend's shortcut.
 
     def raw(self, size=None, dtype="uint32", out=None):
         """Stream words: uint32 word i, or uint64 (word 2i << 32) | word 2i+1."""
         if out is None:
-            plan = _PLANS.get(("raw", size, dtype)) if _simple(size, dtype) else None
+            plan = plan_get(_PLANS, ("raw", size, dtype))
             if plan is None:
                 plan = cached(cache_key("raw", size, (dtype,)), lambda: plan_raw(size, dtype))
         else:
             plan = plan_raw(size, dtype, out, self._backend)
-        return self._draw(plan)
+        result = self._small(plan)
+        return self._draw(plan) if result is None else result
 
     def random(self, size=None, dtype="float32", out=None):
         """Uniform [0, 1) in float32/float16/bfloat16/float64 (mantissa fill, docs/spec.md 3)."""
         if out is None:
-            plan = (_PLANS.get(("random", size, dtype))
-                    if (size is None or type(size) is int) and type(dtype) is str else None)
+            plan = plan_get(_PLANS, ("random", size, dtype))
             if plan is None:
                 plan = cached(cache_key("random", size, (dtype,)),
                               lambda: plan_uniform(size, dtype, 0.0, 1.0, what="random"))
         else:
             plan = plan_uniform(size, dtype, 0.0, 1.0, out, self._backend, "random")
-        return self._draw(plan)
+        result = self._small(plan)
+        return self._draw(plan) if result is None else result
 
     def uniform(self, low=0.0, high=1.0, size=None, dtype="float32", out=None):
         """Uniform [low, high) as fl(fl(x * fl(high - low)) + low) in ``dtype``.
@@ -190,14 +138,14 @@ class Generator:
         As with numpy, rounding can return ``high`` itself for some ranges.
         """
         if out is None:
-            plan = (_PLANS.get(("uniform", size, dtype, low, high))
-                    if _simple(size, dtype) and _plain(low) and _plain(high) else None)
+            plan = plan_get(_PLANS, ("uniform", size, dtype, low, high))
             if plan is None:
                 plan = cached(cache_key("uniform", size, (dtype, low, high)),
                               lambda: plan_uniform(size, dtype, low, high))
         else:
             plan = plan_uniform(size, dtype, low, high, out, self._backend)
-        return self._draw(plan)
+        result = self._small(plan)
+        return self._draw(plan) if result is None else result
 
     def integers(self, low, high=None, size=None, dtype="int64", endpoint=False, out=None):
         """Integers in [low, high) (``endpoint=True``: [low, high]); ``high=None``: [0, low).
@@ -206,14 +154,15 @@ class Generator:
         """
         if out is None and type(endpoint) is bool:
             key = ("integers", size, dtype, low, high, int(endpoint))
-            plan = (_PLANS.get(key) if _simple(size, dtype) and type(low) is int
-                    and (high is None or type(high) is int) else None)
+            plan = (plan_get(_PLANS, key) if type(low) is int
+                    and (high is None or type(high) is int) else None)  # no floats
             if plan is None:
                 plan = cached(cache_key("integers", size, key[2:], (int,)),
                               lambda: plan_integers(size, dtype, low, high, endpoint))
         else:
             plan = plan_integers(size, dtype, low, high, endpoint, out, self._backend)
-        return self._draw(plan)
+        result = self._small(plan)
+        return self._draw(plan) if result is None else result
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype="float32", method="ziggurat", out=None):
         """Normal(loc, scale): fl(fl(z * scale) + loc), z by "ziggurat" or "box_muller".
@@ -223,23 +172,20 @@ class Generator:
         """
         if out is None:
             key = ("normal", size, dtype, loc, scale, method)
-            plan = (_PLANS.get(key) if type(loc) is float and type(scale) is float
-                    and (loc or _copysign(1.0, loc) > 0) and (scale or _copysign(1.0, scale) > 0)
-                    and (size is None or type(size) is int) and type(dtype) is str
-                    and type(method) is str else None)
+            plan = plan_get(_PLANS, key)
             if plan is None:
                 plan = cached(cache_key("normal", size, key[2:]),
                               lambda: plan_normal(size, dtype, loc, scale, method))
         else:
             plan = plan_normal(size, dtype, loc, scale, method, out, self._backend)
-        return self._draw(plan)
+        result = self._small(plan)
+        return self._draw(plan) if result is None else result
 
     def standard_normal(self, size=None, dtype="float32", method="ziggurat", out=None):
         """Normal(0, 1); see ``normal``."""
         if out is None:
             key = ("standard_normal", size, dtype, method)
-            plan = (_PLANS.get(key) if (size is None or type(size) is int) and type(dtype) is str
-                    and type(method) is str else None)
+            plan = plan_get(_PLANS, key)
             if plan is None:
                 plan = cached(cache_key("standard_normal", size, key[2:]),
                               lambda: plan_normal(size, dtype, 0.0, 1.0, method,
@@ -247,7 +193,8 @@ class Generator:
         else:
             plan = plan_normal(size, dtype, 0.0, 1.0, method, out, self._backend,
                                "standard_normal")
-        return self._draw(plan)
+        result = self._small(plan)
+        return self._draw(plan) if result is None else result
 
     def truncated_normal(self, loc=0.0, scale=1.0, a=-2.0, b=2.0, size=None, dtype="float32",
                          out=None):
@@ -259,16 +206,14 @@ class Generator:
         """
         if out is None:
             key = ("truncated_normal", size, dtype, loc, scale, a, b)
-            plan = (_PLANS.get(key) if type(loc) is float and type(scale) is float
-                    and type(a) is float and type(b) is float and a and b
-                    and (loc or _copysign(1.0, loc) > 0) and (scale or _copysign(1.0, scale) > 0)
-                    and _simple(size, dtype) else None)
+            plan = plan_get(_PLANS, key)
             if plan is None:
                 plan = cached(cache_key("truncated_normal", size, key[2:]),
                               lambda: plan_truncated_normal(size, dtype, loc, scale, a, b))
         else:
             plan = plan_truncated_normal(size, dtype, loc, scale, a, b, out, self._backend)
-        return self._draw(plan)
+        result = self._small(plan)
+        return self._draw(plan) if result is None else result
 
     # -- Bernoulli bits, dropout masks, permutations (docs/spec.md sections 4 and 4A) ----------
 
@@ -282,13 +227,14 @@ class Generator:
         """
         if out is None and type(packed) is bool:
             key = ("bernoulli", size, p, int(packed))
-            plan = _PLANS.get(key) if _simple(size, "") and _plain(p) else None
+            plan = plan_get(_PLANS, key)
             if plan is None:
                 plan = cached(cache_key("bernoulli", size, key[2:]),
                               lambda: plan_bernoulli(p, size, packed))
         else:
             plan = plan_bernoulli(p, size, packed, out, self._backend)
-        return self._draw(plan)
+        result = self._small(plan)
+        return self._draw(plan) if result is None else result
 
     def dropout_mask(self, size, p_drop, *, out=None):
         """The packed keep mask of Ascend's StatelessDropOutGenMask(size, 1 - p_drop).
@@ -297,14 +243,14 @@ class Generator:
         ``ascend_rand.apply_mask`` or torch_npu's ``npu_dropout_do_mask``.
         """
         if out is None:
-            plan = (_PLANS.get(("dropout_mask", size, p_drop))
-                    if _simple(size, "") and _plain(p_drop) else None)
+            plan = plan_get(_PLANS, ("dropout_mask", size, p_drop))
             if plan is None:
                 plan = cached(cache_key("dropout_mask", size, (p_drop,)),
                               lambda: plan_dropout_mask(size, p_drop))
         else:
             plan = plan_dropout_mask(size, p_drop, out, self._backend)
-        return self._draw(plan)
+        result = self._small(plan)
+        return self._draw(plan) if result is None else result
 
     def permutation(self, x):
         """An int n: a random permutation of range(n) (int64).  An array: a
@@ -314,7 +260,8 @@ class Generator:
             plan = _PLANS.get(("permutation", x))
             if plan is None:
                 plan = cached(("permutation", x), lambda: plan_permutation(x))
-            return self._draw(plan)
+            result = self._small(plan)
+            return self._draw(plan) if result is None else result
         return self._draw(plan_permutation(x))
 
     def shuffle(self, x):

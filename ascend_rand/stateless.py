@@ -14,27 +14,16 @@ True
 """
 
 from . import _validate
+from .backend import native as _native_backend
 from .backend import resolve as resolve_backend
 from .distributions.bernoulli import plan_bernoulli, plan_dropout_mask
+from .distributions.cache import PLANS as _PLANS, cache_key, cached, plan_get
 from .distributions.normal import plan_normal, plan_truncated_normal
 from .distributions.permutation import plan_choice, plan_permutation, plan_shuffle
 from .distributions.uniform import plan_integers, plan_raw, plan_uniform
-import math
 
-from .generator import _PLANS, cache_key, cached
-
-_copysign = math.copysign
 _U64 = 1 << 64
-_ORIGIN = (0, 0)  # the default counter, recognised by identity (no check needed)
-
-
-def _plain(args):
-    """Every argument a str, an int or a float other than -0.0 (a plan key needing no check)."""
-    for a in args:
-        t = type(a)
-        if not (t is str or t is int or (t is float and (a or _copysign(1.0, a) > 0))):
-            return False
-    return True
+_ORIGIN = (0, 0)  # the default counter
 
 
 def _stream(key, counter):
@@ -48,15 +37,39 @@ def _stream(key, counter):
     return key, counter
 
 
-def _run(name, args, build, size, key, counter, backend, out):
-    """Check (key, counter), get the plan (cached for plain arguments), run it."""
-    b = resolve_backend(backend)
+def _shortcut(plan, key, counter, backend):
+    """The native core's one-call draw of a cached plan (it checks key and counter
+    itself), or None: then the caller checks and runs the general path."""
+    if backend == "auto" or backend == "native":  # auto: native wherever it is available
+        native = _native_backend._native
+        if native is not None:
+            return native.stateless_draw(key, counter, plan)
+    return None
+
+
+def _run(name, args, build, size, key, counter, backend, out, cacheable=True):
+    """The plan (cached for plain arguments) run on (key, counter).
+
+    ``cacheable=False``: arguments whose plan must not be looked up (integers
+    given floats, which equal ints as keys).
+    """
     if out is None:
-        plan = _PLANS.get((name, size) + args) if type(size) is int and _plain(args) else None
-        if plan is None:
-            plan = cached(cache_key(name, size, args), lambda: build(size, args, None, None))
+        plan = plan_get(_PLANS, (name, size) + args) if cacheable else None
+        if plan is not None:
+            if plan.fast:
+                result = _shortcut(plan, key, counter, backend)
+                if result is not None:
+                    return result
+        else:
+            plan = cached(cache_key(name, size, args, (int, float) if cacheable else (int,)),
+                          lambda: build(size, args, None, None))
     else:
-        plan = build(size, args, out, b)
+        plan = build(size, args, out, resolve_backend(backend))
+    return _general(plan, key, counter, backend)
+
+
+def _general(plan, key, counter, backend):
+    b = resolve_backend(backend)
     key, counter = _stream(key, counter)
     return b.run(plan, key, counter)
 
@@ -78,6 +91,14 @@ def _truncated_plan(size, args, out, b):
     return plan_truncated_normal(size, args[0], args[1], args[2], args[3], args[4], out, b)
 
 
+def _integers_plan(size, args, out, b):
+    return plan_integers(size, args[0], args[1], args[2], bool(args[3]), out, b)
+
+
+def _bernoulli_plan(size, args, out, b):
+    return plan_bernoulli(args[0], size, bool(args[1]), out, b)
+
+
 def _dropout_plan(size, args, out, b):
     return plan_dropout_mask(size, args[0], out, b)
 
@@ -96,14 +117,11 @@ def uniform(size, key, counter=_ORIGIN, low=0.0, high=1.0, dtype="float32", *,
 def integers(size, key, low, high=None, counter=_ORIGIN, dtype="int64", *, endpoint=False,
              backend="auto", out=None):
     """Integers in [low, high) (``high=None``: [0, low)), docs/spec.md section 3.5."""
-    b = resolve_backend(backend)
-    if out is None and type(endpoint) is bool:
-        plan = cached(cache_key("integers", size, (dtype, low, high, int(endpoint)), (int,)),
-                      lambda: plan_integers(size, dtype, low, high, endpoint))
-    else:
-        plan = plan_integers(size, dtype, low, high, endpoint, out, b)
-    key, counter = _stream(key, counter)
-    return b.run(plan, key, counter)
+    if type(endpoint) is not bool:
+        plan = plan_integers(size, dtype, low, high, endpoint, out, resolve_backend(backend))
+        return _general(plan, key, counter, backend)
+    return _run("integers", (dtype, low, high, int(endpoint)), _integers_plan, size, key, counter,
+                backend, out, type(low) is int and (high is None or type(high) is int))
 
 
 def normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, dtype="float32", method="ziggurat", *,
@@ -122,14 +140,10 @@ def truncated_normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, a=-2.0, b=2
 
 def bernoulli(size, key, p, counter=_ORIGIN, packed=False, *, backend="auto", out=None):
     """Bits that are 1 with probability p (a number or an array broadcast to size)."""
-    b = resolve_backend(backend)
-    if out is None and type(packed) is bool:
-        plan = cached(cache_key("bernoulli", size, (p, int(packed))),
-                      lambda: plan_bernoulli(p, size, packed))
-    else:
-        plan = plan_bernoulli(p, size, packed, out, b)
-    key, counter = _stream(key, counter)
-    return b.run(plan, key, counter)
+    if type(packed) is not bool:
+        plan = plan_bernoulli(p, size, packed, out, resolve_backend(backend))
+        return _general(plan, key, counter, backend)
+    return _run("bernoulli", (p, int(packed)), _bernoulli_plan, size, key, counter, backend, out)
 
 
 def dropout_mask(size, key, p_drop, counter=_ORIGIN, *, backend="auto", out=None):
@@ -139,20 +153,23 @@ def dropout_mask(size, key, p_drop, counter=_ORIGIN, *, backend="auto", out=None
 
 def permutation(x, key, counter=_ORIGIN, *, backend="auto"):
     """A permutation of range(x) (int x) or a shuffled copy of x along axis 0."""
-    b = resolve_backend(backend)
-    plan = plan_permutation(x)
-    return b.run(plan, *_stream(key, counter))
+    if type(x) is int:
+        plan = plan_get(_PLANS, ("permutation", x))
+        if plan is None:
+            plan = cached(("permutation", x), lambda: plan_permutation(x))
+        elif plan.fast:
+            result = _shortcut(plan, key, counter, backend)
+            if result is not None:
+                return result
+        return _general(plan, key, counter, backend)
+    return _general(plan_permutation(x), key, counter, backend)
 
 
 def shuffle(x, key, counter=_ORIGIN, *, backend="auto"):
     """Shuffle a writable ndarray in place along axis 0."""
-    b = resolve_backend(backend)
-    plan = plan_shuffle(x)
-    b.run(plan, *_stream(key, counter))
+    _general(plan_shuffle(x), key, counter, backend)
 
 
 def choice(a, key, counter=_ORIGIN, size=None, replace=True, p=None, *, backend="auto"):
     """numpy's Generator.choice semantics for an int or 1-D a (docs/spec.md section 4A.2)."""
-    b = resolve_backend(backend)
-    plan = plan_choice(a, size, replace, p)
-    return b.run(plan, *_stream(key, counter))
+    return _general(plan_choice(a, size, replace, p), key, counter, backend)

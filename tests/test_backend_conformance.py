@@ -62,7 +62,7 @@ def test_kernel_tables_agree_name_for_name():
         native = backend_registry.resolve("native").module
         infrastructure = {"set_num_threads", "get_num_threads", "build_info", "simd_levels",
                           "philox_bitgen", "mt19937_bitgen", "mt19937_xpow_mod", "philox_draw",
-                          "stateless_draw",
+                          "stateless_draw", "plan_get",
                           "mt19937_square_kernel"}
         exported = {n for n in dir(native) if not n.startswith("_") and callable(getattr(native, n))}
         assert exported - infrastructure == set(KERNEL_NAMES)

@@ -11,6 +11,7 @@ extension can be loaded at all, importing warns once and ``backends()`` says
 why.
 """
 
+import functools
 import importlib.machinery
 import importlib.util
 import sys
@@ -84,9 +85,9 @@ _FORMATS = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3}
 _METHODS = {"ziggurat": 0, "box_muller": 1}
 
 
-def fast_args(plan):
-    """(count, numpy dtype, kernel code, words, params) of ``_native.philox_draw`` for ``plan``,
-    or False.
+def fast_form(plan):
+    """``plan.fast`` for ``_native.philox_draw`` / ``stateless_draw``: (numpy dtype, shape,
+    scalar, kernel code, words, params), or False for a plan they do not take.
 
     Kernel codes as in csrc/python/bindings_fast.cpp; plans with a finishing step,
     per-element probabilities or an ``out=`` take the general path.
@@ -112,7 +113,8 @@ def fast_args(plan):
         code, args = 7, p
     else:
         return False
-    return plan.count, _dtypes.NUMPY[plan.dtype], code, plan.words, args
+    return (np.dtype(_dtypes.NUMPY[plan.dtype]), tuple(plan.shape), bool(plan.scalar), code,
+            plan.words, args)
 
 
 class NativeBackend(HostBackend):
@@ -151,46 +153,27 @@ class NativeBackend(HostBackend):
         _native.set_num_threads(n)
 
     def run(self, plan, key, counter, words=None):
-        # Plans of the common kernels go to the kernel in one native call that also
-        # checks the output (csrc/python/bindings_fast.cpp); the rest, and engine
-        # words, take the general path.
+        # Plans of the common kernels go to the kernel in one native call that
+        # allocates, fills and shapes the output (csrc/python/bindings_fast.cpp); the
+        # rest, and engine words, take the general path.
         if words is None:
-            args = plan.fast
-            if args is None:
-                args = plan.fast = fast_args(plan)
-            if args:
-                count, dtype, code, nwords, params = args
-                out = np.empty(count, dtype)
-                _native.stateless_draw(key, counter[0], counter[1], out, code, nwords, params)
-                if plan.reshape:
-                    out = out.reshape(plan.shape)
-                return out[()] if plan.scalar else out
+            if plan.fast is None:
+                plan.fast = fast_form(plan)
+            if plan.fast:
+                result = _native.stateless_draw(key, counter, plan)
+                if result is not None:
+                    return result
         return super().run(plan, key, counter, words)
 
     def small_draw(self, engine):
         # A Philox Generator's draws: one native call reserves the offset under the
-        # engine's lock, allocates and fills (csrc/python/bindings_fast.cpp).  The
-        # engine is recognised by its protocol name and its slots (engines/philox.py).
+        # engine's lock, allocates and fills; it declines (None) plans without their
+        # native form (``plan.fast``, set by ``run``) and engines off the common case.
+        # The engine is recognised by its protocol name and its slots (engines/philox.py).
         if _native is None or engine.name != "philox" or not hasattr(engine, "_slots"):
             return None
-        philox_draw, slots, empty = _native.philox_draw, engine._slots, np.empty
-        acquire, release = engine.lock.acquire, engine.lock.release
-
-        def draw(plan):
-            args = plan.fast
-            if args is None:
-                args = plan.fast = fast_args(plan)
-            if not args:
-                return None
-            count, dtype, code, words, params = args
-            out = empty(count, dtype)
-            if not philox_draw(slots, acquire, release, out, code, words, params):
-                return None
-            if plan.reshape:
-                out = out.reshape(plan.shape)
-            return out[()] if plan.scalar else out
-
-        return draw
+        return functools.partial(_native.philox_draw, engine._slots, engine.lock.acquire,
+                                 engine.lock.release)
 
 
 if _native is None:

@@ -1,6 +1,8 @@
-// The Generator's small-draw path on the native backend: one call takes a Philox
-// engine's next offset (docs/spec.md 2.4), allocates the output and fills it,
-// the same kernels and bits as the general path (ascend_rand/backend/native.py).
+// The small-draw path of the native backend: one call takes a Philox engine's
+// next offset (docs/spec.md 2.4), or checks a stateless (key, counter), then
+// allocates the output and fills it, the same kernels and bits as the general
+// path (ascend_rand/backend/native.py).  Anything out of the common case
+// declines (returns None) and the caller checks and runs it the general way.
 //
 // The reservation holds the engine's lock (`engine.lock`, which the Python side
 // and numpy's draws through the capsule hold too).  The rare cases (the word
@@ -9,8 +11,11 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cmath>
 #include <cstdint>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "core/bernoulli.h"
 #include "cpu/kernels.h"
@@ -24,24 +29,16 @@ namespace {
 // The Philox engine's slots (ascend_rand/engines/philox.py, csrc/python/bindings_bitgen.cpp).
 enum Slot { kSeed = 0, kOffset = 1, kBlock = 2, kIndex = 3, kFlags = 7, kSlots = 8 };
 
-uint64_t* slots_of(const py::buffer& slots) {
-  const py::buffer_info info = slots.request(true);
-  if (info.itemsize != 8 || info.size != kSlots)
-    throw py::value_error("philox slots: expected a writable buffer of 8 uint64");
-  return static_cast<uint64_t*>(info.ptr);
-}
-
-// The offset a Generator draw takes now (and the engine moves past), under the
-// engine's lock; false when the common case does not hold.
-void call(const py::object& fn) {
-  PyObject* r = PyObject_CallNoArgs(fn.ptr());
+void call(PyObject* fn) {
+  PyObject* r = PyObject_CallNoArgs(fn);
   if (!r) throw py::error_already_set();
   Py_DECREF(r);
 }
 
-// `acquire` and `release` are the bound methods of the engine's lock.
-bool reserve(uint64_t* s, const py::object& acquire, const py::object& release,
-             uint64_t* offset) {
+// The offset a Generator draw takes now (and the engine moves past), under the
+// engine's lock; false when the common case does not hold.  `acquire` and
+// `release` are the bound methods of the engine's lock.
+bool reserve(uint64_t* s, PyObject* acquire, PyObject* release, uint64_t* offset) {
   call(acquire);
   const bool common = !(s[kFlags] || s[kBlock] || s[kIndex] || s[kOffset] == UINT64_MAX);
   if (common) *offset = s[kOffset]++;
@@ -84,17 +81,15 @@ enum Kernel {
   kRaw = 0, kUniform, kIntegers, kNormal, kTruncated, kBernoulli, kBernoulliPacked, kPermutation
 };
 
-// What guards memory, checked before anything is reserved or written.
-void check(const py::array& out, int kernel, const py::tuple& p) {
+// What guards memory, checked before anything is reserved or written: the
+// kernel code, and the output's size where the parameters imply another.
+void check(size_t n, int kernel, const py::tuple& p) {
   if (kernel < kRaw || kernel > kPermutation)
     throw py::value_error("philox_draw: unknown kernel code " + std::to_string(kernel));
-  if (!(out.flags() & py::array::c_style) || !out.writeable())
-    throw py::value_error("philox_draw: out must be a writable C-contiguous array");
-  const size_t n = static_cast<size_t>(out.size());
   if (kernel == kBernoulliPacked &&
       ascend_rand::mask_bytes(static_cast<size_t>(u64(p, 0))) != n)
     throw py::value_error("philox_draw: out does not hold the mask of that many bits");
-  if (kernel == kPermutation && (out.itemsize() != 8 || u64(p, 0) < n))
+  if (kernel == kPermutation && u64(p, 0) < n)
     throw py::value_error("philox_draw: a permutation fills at most n int64 entries");
 }
 
@@ -178,32 +173,214 @@ void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
   }
 }
 
-bool philox_draw(const py::buffer& slots, const py::object& acquire, const py::object& release,
-                 py::array out, int kernel, size_t words, const py::tuple& p) {
-  uint64_t* s = slots_of(slots);
-  check(out, kernel, p);  // a refused call reserves nothing
-  uint64_t offset;
-  if (!reserve(s, acquire, release, &offset)) return false;
-  fill(out, kernel, words, p, ascend_rand::DrawWords{s[kSeed], {0, offset}, nullptr});
+// A plan's native form, `plan.fast` (ascend_rand/backend/native.py `fast_form`):
+// (numpy dtype, shape, scalar, kernel code, words, params); False for a plan the
+// small-draw path does not take, None before the backend has computed it.
+struct Fast {
+  py::dtype dtype;
+  std::vector<py::ssize_t> shape;
+  bool scalar;
+  int kernel;
+  size_t words;
+  py::tuple params;
+};
+
+// plan.fast read into `f`; false (decline) when it is not a 6-tuple yet.
+bool read_fast(PyObject* plan, Fast* f) {
+  static PyObject* const name = PyUnicode_InternFromString("fast");
+  const py::object fast = py::reinterpret_steal<py::object>(PyObject_GetAttr(plan, name));
+  if (!fast) throw py::error_already_set();
+  PyObject* t = fast.ptr();
+  if (!PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != 6) return false;
+  PyObject* shape = PyTuple_GET_ITEM(t, 1);
+  if (!PyTuple_CheckExact(shape)) throw py::type_error("philox_draw: plan.fast has no shape");
+  const auto dtype = py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(t, 0));
+  f->dtype = py::isinstance<py::dtype>(dtype) ? py::reinterpret_borrow<py::dtype>(dtype)
+                                              : py::dtype::from_args(dtype);
+  const py::ssize_t ndim = PyTuple_GET_SIZE(shape);
+  f->shape.resize(static_cast<size_t>(ndim));
+  for (py::ssize_t i = 0; i < ndim; ++i) {
+    const Py_ssize_t d = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+    if (d == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (d < 0) throw py::value_error("philox_draw: negative dimension");
+    f->shape[static_cast<size_t>(i)] = d;
+  }
+  f->scalar = PyObject_IsTrue(PyTuple_GET_ITEM(t, 2)) == 1;
+  const unsigned long long kernel = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t, 3));
+  const unsigned long long words = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t, 4));
+  if (PyErr_Occurred()) throw py::error_already_set();
+  f->kernel = kernel > 1000 ? -1 : static_cast<int>(kernel);  // check() refuses unknown codes
+  f->words = static_cast<size_t>(words);
+  PyObject* params = PyTuple_GET_ITEM(t, 5);
+  if (!PyTuple_CheckExact(params)) throw py::type_error("philox_draw: plan.fast has no params");
+  f->params = py::reinterpret_borrow<py::tuple>(params);
   return true;
 }
 
-// A stateless draw (docs/spec.md 2.3): the stream (key, (lo, hi)), nothing to reserve.
-void stateless_draw(uint64_t key, uint64_t lo, uint64_t hi, py::array out, int kernel,
-                    size_t words, const py::tuple& p) {
-  check(out, kernel, p);
-  fill(out, kernel, words, p, ascend_rand::DrawWords{key, {lo, hi}, nullptr});
+// The new output, its size checked against the kernel's parameters.
+py::array allocate(const Fast& f) {
+  py::array out(f.dtype, f.shape);
+  check(static_cast<size_t>(out.size()), f.kernel, f.params);
+  return out;
 }
+
+// The result a plan returns: the array, or its one element for a scalar draw.
+PyObject* result(py::array& out, bool scalar) {
+  if (!scalar) return out.release().ptr();
+  PyObject* empty = PyTuple_New(0);
+  if (!empty) return nullptr;
+  PyObject* item = PyObject_GetItem(out.ptr(), empty);
+  Py_DECREF(empty);
+  return item;
+}
+
+// A C++ exception as the Python error it stands for (these entry points are raw
+// CPython functions, outside pybind11's own translation).
+PyObject* raise_current() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+// philox_draw(slots, acquire, release, plan): reserve a Philox engine's next
+// offset under its lock, allocate and fill the output of `plan`; None (nothing
+// reserved) when the plan or the engine needs the general path.
+PyObject* philox_draw(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "philox_draw(slots, acquire, release, plan)");
+    return nullptr;
+  }
+  Py_buffer view;
+  if (PyObject_GetBuffer(args[0], &view, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return nullptr;
+  PyObject* r = nullptr;
+  try {
+    if (view.itemsize != 8 || view.len != 8 * kSlots)
+      throw py::value_error("philox slots: expected a writable buffer of 8 uint64");
+    uint64_t* s = static_cast<uint64_t*>(view.buf);
+    Fast f;
+    uint64_t offset;
+    if (!read_fast(args[3], &f)) {
+      r = Py_NewRef(Py_None);
+    } else {
+      py::array out = allocate(f);  // a refused call reserves nothing
+      if (!reserve(s, args[1], args[2], &offset)) {
+        r = Py_NewRef(Py_None);
+      } else {
+        fill(out, f.kernel, f.words, f.params,
+             ascend_rand::DrawWords{s[kSeed], {0, offset}, nullptr});
+        r = result(out, f.scalar);
+      }
+    }
+  } catch (...) {
+    r = raise_current();
+  }
+  PyBuffer_Release(&view);
+  return r;
+}
+
+// An exact int in [0, 2**64) as a uint64; false (no error set) otherwise.
+bool exact_u64(PyObject* o, uint64_t* v) {
+  if (!PyLong_CheckExact(o)) return false;
+  const unsigned long long x = PyLong_AsUnsignedLongLong(o);
+  if (x == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  *v = static_cast<uint64_t>(x);
+  return true;
+}
+
+// stateless_draw(key, counter, plan): the draw of `plan` from the stream (key,
+// counter) (docs/spec.md 2.3) when key is an int and counter a tuple of two ints,
+// all in [0, 2**64), and the plan has its native form; None otherwise, for the
+// caller's checks and general path.
+PyObject* stateless_draw(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "stateless_draw(key, counter, plan)");
+    return nullptr;
+  }
+  uint64_t key, lo, hi;
+  PyObject* counter = args[1];
+  if (!exact_u64(args[0], &key) || !PyTuple_CheckExact(counter) ||
+      PyTuple_GET_SIZE(counter) != 2 || !exact_u64(PyTuple_GET_ITEM(counter, 0), &lo) ||
+      !exact_u64(PyTuple_GET_ITEM(counter, 1), &hi))
+    return Py_NewRef(Py_None);
+  try {
+    Fast f;
+    if (!read_fast(args[2], &f)) return Py_NewRef(Py_None);
+    py::array out = allocate(f);
+    fill(out, f.kernel, f.words, f.params, ascend_rand::DrawWords{key, {lo, hi}, nullptr});
+    return result(out, f.scalar);
+  } catch (...) {
+    return raise_current();
+  }
+}
+
+// A key item whose equality means "the same plan": a str, None, an int (not a
+// bool), a float other than -0.0 (which equals 0.0 but can flip a result's sign),
+// or a tuple of ints (a shape).
+bool plain(PyObject* o) {
+  if (PyUnicode_CheckExact(o) || o == Py_None || PyLong_CheckExact(o)) return true;
+  if (PyFloat_CheckExact(o)) {
+    const double v = PyFloat_AS_DOUBLE(o);
+    return v != 0.0 || !std::signbit(v);
+  }
+  if (!PyTuple_CheckExact(o)) return false;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
+    if (!PyLong_CheckExact(PyTuple_GET_ITEM(o, i))) return false;
+  return true;
+}
+
+// plan_get(cache, key): cache[key] when every item of the tuple `key` is plain and
+// the key is there, else None (ascend_rand/generator.py's plan cache).
+PyObject* plan_get(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyDict_CheckExact(args[0]) || !PyTuple_CheckExact(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "plan_get(cache: dict, key: tuple)");
+    return nullptr;
+  }
+  PyObject* key = args[1];
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); ++i)
+    if (!plain(PyTuple_GET_ITEM(key, i))) return Py_NewRef(Py_None);
+  PyObject* plan = PyDict_GetItemWithError(args[0], key);  // borrowed
+  if (plan) return Py_NewRef(plan);
+  return PyErr_Occurred() ? nullptr : Py_NewRef(Py_None);
+}
+
+PyMethodDef kMethods[] = {
+    {"philox_draw", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&philox_draw)),
+     METH_FASTCALL,
+     "philox_draw(slots, acquire, release, plan): reserve a Philox engine's next offset under "
+     "its lock (`acquire`, `release`: the lock's bound methods), allocate and fill plan's "
+     "output from its native form plan.fast; None (nothing reserved) when the engine or the "
+     "plan needs the general path."},
+    {"stateless_draw",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&stateless_draw)), METH_FASTCALL,
+     "stateless_draw(key, counter, plan): plan's output from the stream (key, counter), or "
+     "None when the arguments are not plain uint64 ints or the plan has no native form."},
+    {"plan_get", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&plan_get)),
+     METH_FASTCALL,
+     "plan_get(cache, key): cache[key] when every item of the tuple key is a str, None, an int "
+     "(not a bool), a float other than -0.0 or a tuple of ints, and the key is cached; None "
+     "otherwise."},
+};
 
 }  // namespace
 
+// Raw CPython functions: pybind11's argument dispatch would cost more than a
+// 16-element draw's kernel.
 void bind_fast(py::module_& m) {
-  m.def("philox_draw", &philox_draw, py::arg("slots"), py::arg("acquire"), py::arg("release"),
-        py::arg("out"), py::arg("kernel"), py::arg("words"), py::arg("params"),
-        "Reserve a Philox engine's next offset under its lock (`acquire`, `release`: the "
-        "lock's bound methods) and fill `out` by kernel code "
-        "`kernel`; False (nothing reserved) when the engine needs the general path.");
-  m.def("stateless_draw", &stateless_draw, py::arg("key"), py::arg("ctr_lo"), py::arg("ctr_hi"),
-        py::arg("out"), py::arg("kernel"), py::arg("words"), py::arg("params"),
-        "Fill `out` from the stream (key, (ctr_lo, ctr_hi)) by kernel code `kernel`.");
+  for (PyMethodDef& def : kMethods) {
+    PyObject* fn = PyCFunction_NewEx(&def, nullptr, m.ptr());
+    if (!fn) throw py::error_already_set();
+    m.add_object(def.ml_name, py::reinterpret_steal<py::object>(fn));
+  }
 }

@@ -1,0 +1,74 @@
+"""The plan cache: plans of arguments seen before, shared by Generator and stateless.
+
+A plan depends only on its arguments, so a repeated call looks its plan up
+instead of checking its arguments again.  Only keys whose equality means "the
+same plan" are cached (``cache_key``): strings, None, ints (not bools), floats
+other than -0.0 (which equals 0.0 but can flip a result's sign) and shapes of
+ints.  ``plan_get`` is the lookup every call makes first: the native core's
+(one C call) where it is built, else the same rule in Python.
+"""
+
+import math
+
+from ..backend import native as _native_backend
+
+PLANS = {}
+MAX_PLANS = 4096
+_copysign = math.copysign
+
+
+def cache_key(name, size, args, numbers=(int, float)):
+    """The key under which the plan of these arguments may be cached, or None.
+
+    ``numbers`` are the types a number in ``args`` may have ((int,): no floats).
+    """
+    ts = type(size)
+    if ts is tuple:
+        for d in size:
+            if type(d) is not int:
+                return None
+    elif ts is not int and size is not None:
+        return None
+    for a in args:
+        ta = type(a)
+        if ta is str or a is None:
+            continue
+        if ta not in numbers or (ta is float and a == 0.0 and _copysign(1.0, a) < 0):
+            return None
+    return (name, size) + args
+
+
+def cached(key, build):
+    """The plan cached under ``key``, built by ``build()`` the first time (key None: no cache)."""
+    if key is None:
+        return build()
+    plan = PLANS.get(key)
+    if plan is None:
+        plan = build()
+        if len(PLANS) >= MAX_PLANS:
+            PLANS.clear()
+        PLANS[key] = plan
+    return plan
+
+
+def _plan_get(cache, key):
+    """``cache[key]`` when every item of the tuple ``key`` may be a key item, else None."""
+    for a in key:
+        t = type(a)
+        if t is str or t is int or a is None:
+            continue
+        if t is float:
+            if a or _copysign(1.0, a) > 0:
+                continue
+            return None
+        if t is tuple:
+            for d in a:
+                if type(d) is not int:
+                    return None
+            continue
+        return None
+    return cache.get(key)
+
+
+# csrc/python/bindings_fast.cpp's plan_get is the same rule in one C call.
+plan_get = (_plan_get if _native_backend._native is None else _native_backend._native.plan_get)
