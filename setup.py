@@ -36,7 +36,7 @@ ext_modules = [
         ["csrc/cpu/kernels.cpp", "csrc/cpu/kernels_bits.cpp",
          "csrc/python/bindings.cpp", "csrc/python/bindings_bits.cpp",
          "csrc/python/bindings_mt.cpp", "csrc/python/bindings_bitgen.cpp",
-         "csrc/python/bindings_fast.cpp"],
+         "csrc/python/bindings_fast.cpp", "csrc/python/bindings_seed.cpp"],
         include_dirs=["csrc"],
         depends=HEADERS,
         cxx_std=17,
@@ -83,7 +83,8 @@ class OptionalBuildExt(build_ext):
 
 setup(
     packages=["ascend_rand", "ascend_rand.backend", "ascend_rand.benchmarks",
-              "ascend_rand.distributions", "ascend_rand.engines", "ascend_rand.fallback"],
+              "ascend_rand.distributions", "ascend_rand.engines", "ascend_rand.fallback",
+              "ascend_rand.seeding"],
     package_dir={"ascend_rand": "ascend_rand", "ascend_rand.fallback": "fallback"},
     ext_modules=ext_modules,
     cmdclass={"build_ext": OptionalBuildExt},

@@ -19,6 +19,8 @@ from .backend import BackendUnavailableError, backends, get_num_threads, set_num
 from .distributions.bernoulli import apply_mask, unpack_mask
 from .engines import MT19937, Philox
 from .generator import Generator
+from .seeding import derive
+from .seeding.manager import SeedManager
 
 __version__ = "0.1.0"
 
@@ -31,8 +33,10 @@ __all__ = [
     "MT19937",
     "Philox",
     "STREAM_FORMAT",
+    "SeedManager",
     "apply_mask",
     "backends",
+    "derive",
     "get_num_threads",
     "set_num_threads",
     "stateless",

@@ -9,6 +9,7 @@ kernels update an engine's (key, pos) arrays in place.
 
 from .bernoulli import bernoulli, bernoulli_packed
 from .conversions import integers, raw, uniform
+from .derive import derive
 from .mt19937 import (
     mt19937_advance,
     mt19937_fill,
@@ -24,6 +25,7 @@ __all__ = [
     "bernoulli",
     "bernoulli_packed",
     "choice_sparse",
+    "derive",
     "integers",
     "mt19937_advance",
     "mt19937_fill",

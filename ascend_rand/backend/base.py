@@ -5,7 +5,8 @@ called as ``kernel(out, key, ctr_lo, ctr_hi, *params, words=None)`` on the
 flat bits view of the output and fills it from the Philox stream ``(key,
 (ctr_lo, ctr_hi))``, or from ``words`` (an engine's uint32 words in stream
 order; ``(key, counter)`` then names only the retry region).  The MT19937
-state kernels (``mt19937_*``) update an engine's (key, pos) arrays in place.
+state kernels (``mt19937_*``) update an engine's (key, pos) arrays in place;
+``derive(out, seeds, tags)`` is one step of seed derivation over uint64 arrays.
 """
 
 import numpy as np
@@ -25,7 +26,9 @@ MT19937_KERNELS = (
     "mt19937_seed", "mt19937_seed_by_array", "mt19937_fill", "mt19937_advance",
     "mt19937_jump_streams",
 )
-KERNEL_NAMES = DRAW_KERNELS + MT19937_KERNELS
+# Seed derivation: derive(out, seeds, tags) over uint64 arrays (docs/spec.md section 7).
+SEED_KERNELS = ("derive",)
+KERNEL_NAMES = DRAW_KERNELS + MT19937_KERNELS + SEED_KERNELS
 
 
 class BackendUnavailableError(RuntimeError):

@@ -14,11 +14,24 @@ import copy
 import os
 import threading
 
+import numpy as np
+
+from .. import _validate
+from ..seeding.derive import derive
+
 
 def entropy_words(count):
     """``count`` uint32 words from the operating system's entropy source."""
     raw = os.urandom(4 * count)
     return [int.from_bytes(raw[4 * i:4 * i + 4], "little") for i in range(count)]
+
+
+def _spawned_of(state):
+    """A state dict's optional ``"spawned"`` count, checked (0 when absent)."""
+    spawned = _validate.integer(state.get("spawned", 0), "state['spawned']")
+    if not 0 <= spawned <= _validate.U64_LIMIT:
+        raise ValueError(f"state['spawned'] must be in [0, 2**64], got {spawned}")
+    return spawned
 
 
 class Engine:
@@ -29,6 +42,7 @@ class Engine:
     def __init__(self):
         self.lock = threading.Lock()  # numpy.random.Generator holds it around its draws
         self._capsule = None
+        self._spawned = 0  # children handed out by spawn (part of the state when not 0)
 
     @classmethod
     def create(cls, seed, streams=1, backend="auto"):
@@ -67,6 +81,44 @@ class Engine:
 
     def __copy__(self):
         return type(self).from_state(self.state)
+
+    # -- children -----------------------------------------------------------------------------
+
+    @property
+    def spawn_key(self):
+        """The 64-bit key children derive from (docs/spec.md section 7)."""
+        raise NotImplementedError
+
+    @property
+    def spawned(self):
+        """Children handed out by ``spawn`` so far."""
+        return self._spawned
+
+    def spawn(self, n):
+        """``n`` new engines of this kind, child ``c`` keyed ``derive(spawn_key, c)``.
+
+        Children are numbered on from those of earlier calls (as numpy's
+        ``SeedSequence.spawn``), so two calls never hand out the same stream;
+        the count is part of the state.  The parent's own stream is untouched.
+        """
+        n = _validate.integer(n, "n")
+        if n < 0:
+            raise ValueError(f"n must be >= 0, got {n}")
+        with self.lock:
+            first = self._spawned
+            if first + n > _validate.U64_LIMIT:
+                raise OverflowError(f"spawn({n}) would number children past 2**64")
+            self._spawned = first + n
+        key = self.spawn_key
+        if not n:
+            return []
+        keys = derive(key, np.arange(first, first + n, dtype=np.uint64)) if n > 1 else [
+            derive(key, first)]
+        return [self._child(int(k)) for k in keys]
+
+    def _child(self, key):
+        """A new engine of this kind keyed by the uint64 ``key``."""
+        raise NotImplementedError
 
     # -- draws --------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import numpy as np
 from .. import _validate
 from ..backend import resolve as resolve_backend
 from ..fallback import mt19937 as _numpy_mt
-from .base import Engine, entropy_words
+from .base import Engine, _spawned_of, entropy_words
 
 ENGINE = "mt19937"
 WORDS = _numpy_mt.N  # 624 words of state per stream
@@ -31,7 +31,7 @@ MAX_STREAMS = 1 << 16
 _U32_LIMIT = 1 << 32
 _U64_MASK = (1 << 64) - 1
 _STATE_KEYS = ("engine", "streams", "key", "pos")
-_GENERATOR_KEYS = ("retry_key", "offset")  # optional in set_state: derived / 0
+_GENERATOR_KEYS = ("retry_key", "offset", "spawned")  # optional in set_state: derived / 0 / 0
 # Words converted per pass by ``random``: the temporaries stay in cache.
 _CHUNK = 1 << 14
 _RAW_DTYPES = ("uint32", "uint64")
@@ -57,6 +57,12 @@ def retry_key_of(key, pos):
     """
     blob = np.ascontiguousarray(key, dtype="<u4").tobytes() + np.asarray(pos, "<u4").tobytes()
     return int.from_bytes(hashlib.sha256(blob).digest()[:8], "little")
+
+
+def seed_from_key(key):
+    """The MT19937 seed of a 64-bit derived key: the sequence [key & 0xFFFFFFFF, key >> 32]
+    (init_by_array; docs/spec.md section 7)."""
+    return [key & 0xFFFFFFFF, key >> 32]
 
 
 def _seed_words(seed):
@@ -332,9 +338,12 @@ class MT19937(Engine):
         """``{"engine": "mt19937", "streams": S, "key": (S, 624) uint32 array, "pos": [S ints],
         "retry_key", "offset"}`` (the last two: a Generator's retry region)."""
         with self.lock:
-            return {"engine": ENGINE, "streams": self.streams, "key": self._key.copy(),
-                    "pos": [int(p) for p in self._pos], "retry_key": self._retry_key,
-                    "offset": self._offset}
+            state = {"engine": ENGINE, "streams": self.streams, "key": self._key.copy(),
+                     "pos": [int(p) for p in self._pos], "retry_key": self._retry_key,
+                     "offset": self._offset}
+            if self._spawned:
+                state["spawned"] = self._spawned
+            return state
 
     def set_state(self, state):
         """Restore a ``state`` dict exactly.
@@ -363,6 +372,7 @@ class MT19937(Engine):
         offset = _validate.integer(state.get("offset", 0), "state['offset']")
         if not 0 <= offset <= _validate.U64_LIMIT:
             raise ValueError(f"state['offset'] must be in [0, 2**64], got {offset}")
+        spawned = _spawned_of(state)
         with self.lock:
             if self._key is not None and self._key.shape == key.shape:
                 self._key[...] = key  # in place: numpy's capsule points at these buffers
@@ -374,6 +384,17 @@ class MT19937(Engine):
             else:
                 self._key, self._pos = key, pos
             self._retry_key, self._offset = retry_key, offset
+            self._spawned = spawned
+
+    @property
+    def spawn_key(self):
+        """The retry key (a SHA-256 of the seeded state, docs/spec.md 6.9): MT19937's
+        64-bit key, whatever form its seed had."""
+        return self._retry_key
+
+    def _child(self, key):
+        # A 64-bit key seeds MT19937 as init_by_array([low 32 bits, high 32 bits]).
+        return MT19937(seed_from_key(key), self.streams, self.backend)
 
     def to_numpy(self, stream=0):
         """Stream ``stream``'s state as numpy's ``MT19937().state`` dict (bit-exact)."""

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _validate
 from ..backend import resolve as resolve_backend
-from .base import Engine, entropy_words
+from .base import Engine, _spawned_of, entropy_words
 
 # The eight uint64 slots shared with the native code (csrc/python/bindings_bitgen.cpp
 # and bindings_fast.cpp): seed, offset, the word interface's block and index, a
@@ -84,11 +84,14 @@ class Philox(Engine):
     @property
     def state(self):
         """``{"engine": "philox", "seed", "offset"}``, plus ``"words"`` when the word
-        interface stopped inside subsequence ``offset``."""
+        interface stopped inside subsequence ``offset`` and ``"spawned"`` when
+        ``spawn`` handed out children."""
         with self.lock:
             state = {"engine": ENGINE, "seed": self.seed, "offset": self.offset}
             if self.words:
                 state["words"] = self.words
+            if self._spawned:
+                state["spawned"] = self._spawned
             return state
 
     def set_state(self, state):
@@ -100,9 +103,10 @@ class Philox(Engine):
         missing = [k for k in _STATE_KEYS if k not in state]
         if missing:
             raise ValueError(f"state is missing the keys {missing}; got keys {sorted(state)}")
-        extra = sorted(set(state) - set(_STATE_KEYS) - {"words"})
+        extra = sorted(set(state) - set(_STATE_KEYS) - {"words", "spawned"})
         if extra:
-            raise ValueError(f"state has unknown keys {extra}; expected {_STATE_KEYS} (+ 'words')")
+            raise ValueError(
+                f"state has unknown keys {extra}; expected {_STATE_KEYS} (+ 'words', 'spawned')")
         seed = _validate.uint64(state["seed"], "state['seed']")
         offset = _validate.integer(state["offset"], "state['offset']")
         # 2**64 is the state after the very last draw: valid, but exhausted.
@@ -113,9 +117,18 @@ class Philox(Engine):
             raise ValueError(f"state['words'] must be in [0, 2**66), got {words}")
         if offset == _U64 and words:
             raise ValueError("state['words'] must be 0 when state['offset'] is 2**64")
+        spawned = _spawned_of(state)
         with self.lock:
             self._set_position(offset * _WORDS_PER_OFFSET + words)
             self._slots[SEED] = seed
+            self._spawned = spawned
+
+    @property
+    def spawn_key(self):
+        return self.seed
+
+    def _child(self, key):
+        return Philox(key)
 
     def _position(self):
         """Words read since counter (0, 0), as one integer (offset * 2**66 + words)."""

@@ -145,6 +145,8 @@ void bind_bits(py::module_& m);
 void bind_mt(py::module_& m);
 // numpy's BitGenerator capsules for the engines (csrc/python/bindings_bitgen.cpp).
 void bind_bitgen(py::module_& m);
+// Seed derivation (bindings_seed.cpp).
+void bind_seed(py::module_& m);
 // The Generator's small-draw path: reserve, allocate and fill in one call (bindings_fast.cpp).
 void bind_fast(py::module_& m);
 
@@ -200,4 +202,5 @@ PYBIND11_MODULE(_native, m) {
   bind_mt(m);
   bind_bitgen(m);
   bind_fast(m);
+  bind_seed(m);
 }

@@ -1,0 +1,266 @@
+"""``SeedManager``: a process's named streams in sync or independent mode, checkpointed.
+
+Keys (docs/spec.md section 7, docs/seeding.md):
+
+- sync: stream ``name`` is keyed ``derive(root, name)`` on every rank and
+  device, so every rank draws the same numbers;
+- independent: rank ``r`` is ``derive(root, r)``, device ``d`` inside it
+  ``derive(derive(root, r), d)``, and stream ``name`` is ``derive(that, name)``.
+
+A Philox stream is ``Philox(key)``; an MT19937 stream is
+``MT19937([key & 0xFFFFFFFF, key >> 32])`` (init_by_array), as an engine's
+``spawn`` makes them.  Named streams never shift each other: consuming
+"dropout" leaves "init" where it was.
+"""
+
+import hashlib
+import operator
+
+import numpy as np
+
+from .. import _validate, engines
+from ..generator import Generator
+from .derive import derive
+
+MODES = ("sync", "independent")
+# The layout of state_dict(); a later layout keeps reading this one.
+STATE_FORMAT = 1
+
+
+def _check_mode(mode):
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return mode
+
+
+def device_index(device):
+    """A device as its index: None, an int >= 0, "cuda:1"/"npu:0", or a torch.device."""
+    if device is None:
+        return None
+    if isinstance(device, str):
+        kind, sep, index = device.partition(":")
+        if not sep:
+            raise ValueError(f"device {device!r} names no index; use e.g. '{device}:0' or an int")
+        try:
+            device = int(index)
+        except ValueError:
+            raise ValueError(f"device {device!r}: the index after ':' must be an integer") from None
+    elif not isinstance(device, (int, np.integer)) and hasattr(device, "index"):
+        if device.index is None:
+            raise ValueError(f"device {device!r} has no index; give one, e.g. torch.device('npu', 0)")
+        device = device.index
+    index = _validate.integer(device, "device")
+    if index < 0:
+        raise ValueError(f"device must be a device index >= 0, got {index}")
+    return index
+
+
+def _stream_name(name):
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a stream name must be a non-empty str, got {name!r}")
+    return name
+
+
+class SeedManager:
+    """Named Generators keyed from one root seed, the same on every rank or distinct per rank.
+
+    ``root_seed`` is a uint64; ``mode`` "sync" (every rank and device draws the
+    same streams) or "independent" (rank ``rank`` of ``world_size``, and device
+    ``device`` inside it when given, get their own).
+
+    >>> import ascend_rand as ar
+    >>> m = ar.SeedManager(7, mode="independent", rank=1, world_size=4)
+    >>> g = m.generator("dropout")
+    >>> g.seed == ar.derive(7, 1, "dropout")
+    True
+    >>> m.generator("dropout") is g
+    True
+    """
+
+    def __init__(self, root_seed, mode="sync", rank=0, world_size=1, device=None):
+        self._root = _validate.uint64(root_seed, "root_seed")
+        self._mode = _check_mode(mode)
+        self._world_size = _validate.integer(world_size, "world_size")
+        if self._world_size < 1:
+            raise ValueError(f"world_size must be >= 1, got {self._world_size}")
+        self._rank = _validate.integer(rank, "rank")
+        if not 0 <= self._rank < self._world_size:
+            raise ValueError(f"rank must be in [0, world_size={self._world_size}), got {self._rank}")
+        self._device = device_index(device)
+        if mode == "sync":
+            self._base = self._root
+        elif self._device is None:
+            self._base = derive(self._root, self._rank)
+        else:
+            self._base = derive(self._root, self._rank, self._device)
+        self._streams = {}  # name -> Generator, in the order handed out
+        self._pending = {}  # name -> (engine name, state) loaded but not yet asked for
+
+    # -- what it is ---------------------------------------------------------------------------
+
+    @property
+    def root_seed(self):
+        return self._root
+
+    @property
+    def mode(self):
+        return self._mode
+
+    @property
+    def rank(self):
+        return self._rank
+
+    @property
+    def world_size(self):
+        return self._world_size
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def base_key(self):
+        """The key named streams derive from: the root (sync), the rank's or the device's."""
+        return self._base
+
+    def key(self, name):
+        """The 64-bit key of stream ``name``: ``derive(base_key, name)``."""
+        return derive(self._base, _stream_name(name))
+
+    def names(self):
+        """The streams handed out so far (and those a loaded state holds), in order."""
+        return tuple(self._streams) + tuple(n for n in self._pending if n not in self._streams)
+
+    def __repr__(self):
+        where = "" if self._mode == "sync" else f", rank={self._rank}"
+        if self._mode != "sync" and self._device is not None:
+            where += f", device={self._device}"
+        return (f"SeedManager(root_seed={self._root}, mode={self._mode!r}{where}, "
+                f"world_size={self._world_size}, streams={list(self._streams)})")
+
+    # -- streams ------------------------------------------------------------------------------
+
+    def generator(self, name, engine="philox", backend="auto"):
+        """The Generator of stream ``name`` (the same object on every later call).
+
+        ``engine`` is "philox" or "mt19937"; a later call naming another engine
+        is refused rather than silently handing out the first.
+        """
+        name = _stream_name(name)
+        if not isinstance(engine, str):
+            raise TypeError(f"engine must be an engine name, one of {engines.names()}, got {engine!r}")
+        existing = self._streams.get(name)
+        if existing is not None:
+            if existing.engine.name != engine:
+                raise ValueError(f"stream {name!r} is a {existing.engine.name} stream; "
+                                 f"it was asked for as {engine!r}")
+            return existing
+        pending = self._pending.pop(name, None)
+        if pending is not None and pending[0] != engine:
+            self._pending[name] = pending
+            raise ValueError(f"stream {name!r} is a {pending[0]} stream in the loaded state; "
+                             f"it was asked for as {engine!r}")
+        made = _engine_for(engine, self.key(name), backend)
+        if pending is not None:
+            made.set_state(pending[1])
+        g = Generator(engine=made, backend=backend)
+        self._streams[name] = g
+        return g
+
+    def fingerprint(self, name):
+        """A 64-bit fingerprint of stream ``name``'s engine state (key and position):
+        equal across ranks exactly when they would draw the same next numbers."""
+        g = self._streams.get(_stream_name(name))
+        if g is not None:
+            return state_fingerprint(g.engine.state)
+        if name in self._pending:
+            return state_fingerprint(self._pending[name][1])
+        raise KeyError(f"stream {name!r} was never handed out (streams: {list(self.names())})")
+
+    # -- checkpoints --------------------------------------------------------------------------
+
+    def state_dict(self):
+        """Every stream handed out, exactly: seed and offset (Philox) or the MT19937 state,
+        with the root, mode, world size, rank and device it belongs to."""
+        return {
+            "format": STATE_FORMAT,
+            "root_seed": self._root,
+            "mode": self._mode,
+            "world_size": self._world_size,
+            "rank": self._rank,
+            "device": self._device,
+            "streams": {name: (self._streams[name].engine.state if name in self._streams
+                               else self._pending[name][1]) for name in self.names()},
+        }
+
+    def load_state_dict(self, state):
+        """Restore ``state_dict()``'s streams exactly (Generators already handed out
+        continue from the saved position in place).
+
+        Refused with a ValueError: another root seed, mode or world size; in
+        independent mode another rank or device; a stream whose key is not the one
+        this manager derives for its name.
+        """
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be a dict from SeedManager.state_dict(), got {type(state).__name__}")
+        missing = [k for k in ("format", "root_seed", "mode", "world_size", "rank", "device",
+                               "streams") if k not in state]
+        if missing:
+            raise ValueError(f"state is missing {missing}: not a SeedManager.state_dict()")
+        if state["format"] != STATE_FORMAT:
+            raise ValueError(f"state has format {state['format']!r}; this version reads {STATE_FORMAT}")
+        mine = {"root_seed": self._root, "mode": self._mode, "world_size": self._world_size}
+        if self._mode == "independent":
+            mine.update(rank=self._rank, device=self._device)
+        for k, v in mine.items():
+            if state[k] != v:
+                raise ValueError(f"state is for {k}={state[k]!r}, this manager has {k}={v!r}; "
+                                 "a checkpoint restores only the seeding it was saved from")
+        streams = state["streams"]
+        if not isinstance(streams, dict):
+            raise TypeError("state['streams'] must be a dict {name: engine state}")
+        restored = {}
+        for name, engine_state in streams.items():
+            name = _stream_name(name)
+            if not isinstance(engine_state, dict) or "engine" not in engine_state:
+                raise ValueError(f"state['streams'][{name!r}] is not an engine state dict")
+            kind = engines.by_name(engine_state["engine"])
+            expected = _engine_for(kind.name, self.key(name), "auto")
+            if expected.spawn_key != kind.from_state(engine_state).spawn_key:
+                raise ValueError(f"stream {name!r} in state has another key than this manager "
+                                 f"derives for it: the state is from other seeding")
+            restored[name] = (kind.name, engine_state)
+        for name, (kind, engine_state) in restored.items():
+            g = self._streams.get(name)
+            if g is None:
+                self._pending[name] = (kind, engine_state)  # made when asked for
+            elif g.engine.name == kind:
+                g.set_state(engine_state)
+            else:
+                raise ValueError(f"stream {name!r} is a {g.engine.name} stream here and a "
+                                 f"{kind} stream in state")
+
+
+def _engine_for(engine, key, backend):
+    if engine == "philox":
+        return engines.Philox(key)
+    if engine == "mt19937":
+        from ..engines.mt19937 import seed_from_key
+        return engines.MT19937(seed_from_key(key), backend=backend)
+    raise ValueError(f"unknown engine {engine!r}; expected one of {engines.names()}")
+
+
+def state_fingerprint(state):
+    """A uint64 of an engine state dict: the first 8 bytes (little-endian) of SHA-256 over
+    its items in key order, arrays as their little-endian bytes."""
+    h = hashlib.sha256()
+    for k in sorted(state):
+        v = state[k]
+        h.update(k.encode())
+        if isinstance(v, np.ndarray):
+            h.update(np.ascontiguousarray(v, dtype=v.dtype.newbyteorder("<")).tobytes())
+        elif isinstance(v, (list, tuple)):
+            h.update(repr([operator.index(x) for x in v]).encode())
+        else:
+            h.update(repr(v).encode())
+    return int.from_bytes(h.digest()[:8], "little")
