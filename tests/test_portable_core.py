@@ -41,6 +41,7 @@ FORBIDDEN = [
 MIRROR = {
     "bernoulli.h": "bernoulli.py",
     "conversions.h": "conversions.py",
+    "derive.h": "derive.py",
     "detmath.h": "detmath.py",
     "device.h": None,  # execution-space macros: nothing to mirror in NumPy
     "mt19937.h": "mt19937.py",

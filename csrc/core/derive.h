@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "core/device.h"
+#include "device.h"
 
 namespace ascend_rand {
 

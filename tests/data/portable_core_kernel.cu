@@ -9,6 +9,7 @@
 
 #include "bernoulli.h"
 #include "conversions.h"
+#include "derive.h"
 #include "detmath.h"
 #include "device.h"
 #include "mt19937.h"
@@ -71,6 +72,9 @@ extern "C" __global__ void portable_core_every_function(uint64_t key, uint64_t c
   ar::philox4x32_10_lanes(c, i, static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32), w);
   ar::philox_words(key, c, 4 * i + 1, 11, w);
   const uint64_t u = ar::join64(w[0], w[1]);
+
+  // derive.h
+  o[k++] = ar::derive(key, i) ^ ar::mix64(u);
 
   // conversions.h
   o[k++] = ar::detmath::bits_of(ar::unit_float64(w[0], w[1]));
