@@ -60,6 +60,11 @@ class OptionalBuildExt(build_ext):
             super().build_extension(ext)
         except Exception as exc:
             self._record_failure(exc)
+            # An extension from an earlier build in build/ would otherwise be installed
+            # beside the note: a stale core that lacks this version's kernels.
+            stale = self.get_ext_fullpath(ext.name)
+            if os.path.exists(stale):
+                os.remove(stale)
         else:
             for target in self._note_paths():  # a note from an earlier failed build is stale
                 if os.path.exists(target):
