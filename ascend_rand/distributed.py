@@ -29,7 +29,7 @@ import os
 import numpy as np
 
 from . import _validate
-from .seeding.manager import SeedManager, _check_mode, _stream_name, device_index
+from .seeding.manager import SeedManager, check_mode, stream_name, device_index
 
 __all__ = ["ConsistencyError", "check_consistency", "init_seeds", "seed_manager"]
 
@@ -162,7 +162,7 @@ def init_seeds(root_seed=None, mode="sync", group=None, device=None):
     same four numbers, ``ascend_rand.Generator(ascend_rand.derive(1234, "dropout")).random(4)``.
     """
     given = None if root_seed is None else _validate.uint64(root_seed, "root_seed")
-    mode = _check_mode(mode)
+    mode = check_mode(mode)
     device = device_index(device)
     dist = _torch_distributed()
     rank, world = _membership(dist, group)
@@ -302,7 +302,7 @@ def check_consistency(name=None, group=None):
     this rank checked and the bytes it sent in the all_gather.
     """
     if name is not None:
-        name = _stream_name(name)
+        name = stream_name(name)
     manager = _MANAGER
     if manager is None:
         try:

@@ -27,7 +27,8 @@ MODES = ("sync", "independent")
 STATE_FORMAT = 1
 
 
-def _check_mode(mode):
+def check_mode(mode):
+    """``mode`` if it is "sync" or "independent", else a ValueError naming it."""
     if not isinstance(mode, str) or mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     return mode
@@ -55,7 +56,8 @@ def device_index(device):
     return index
 
 
-def _stream_name(name):
+def stream_name(name):
+    """``name`` if it is a non-empty str (a stream's name), else a TypeError naming it."""
     if not isinstance(name, str) or not name:
         raise TypeError(f"a stream name must be a non-empty str, got {name!r}")
     return name
@@ -79,7 +81,7 @@ class SeedManager:
 
     def __init__(self, root_seed, mode="sync", rank=0, world_size=1, device=None):
         self._root = _validate.uint64(root_seed, "root_seed")
-        self._mode = _check_mode(mode)
+        self._mode = check_mode(mode)
         self._world_size = _validate.integer(world_size, "world_size")
         if self._world_size < 1:
             raise ValueError(f"world_size must be >= 1, got {self._world_size}")
@@ -125,7 +127,7 @@ class SeedManager:
 
     def key(self, name):
         """The 64-bit key of stream ``name``: ``derive(base_key, name)``."""
-        return derive(self._base, _stream_name(name))
+        return derive(self._base, stream_name(name))
 
     def names(self):
         """The streams handed out so far (and those a loaded state holds), in order."""
@@ -146,7 +148,7 @@ class SeedManager:
         ``engine`` is "philox" or "mt19937"; a later call naming another engine
         is refused rather than silently handing out the first.
         """
-        name = _stream_name(name)
+        name = stream_name(name)
         if not isinstance(engine, str):
             raise TypeError(f"engine must be an engine name, one of {engines.names()}, got {engine!r}")
         existing = self._streams.get(name)
@@ -170,7 +172,7 @@ class SeedManager:
     def fingerprint(self, name):
         """A 64-bit fingerprint of stream ``name``'s engine state (key and position):
         equal across ranks exactly when they would draw the same next numbers."""
-        g = self._streams.get(_stream_name(name))
+        g = self._streams.get(stream_name(name))
         if g is not None:
             return state_fingerprint(g.engine.state)
         if name in self._pending:
@@ -221,7 +223,7 @@ class SeedManager:
             raise TypeError("state['streams'] must be a dict {name: engine state}")
         restored = {}
         for name, engine_state in streams.items():
-            name = _stream_name(name)
+            name = stream_name(name)
             if not isinstance(engine_state, dict) or "engine" not in engine_state:
                 raise ValueError(f"state['streams'][{name!r}] is not an engine state dict")
             kind = engines.by_name(engine_state["engine"])
