@@ -84,7 +84,12 @@ def seeding_root():
 # -- DataLoader workers ----------------------------------------------------------------------
 
 def worker_key(root_seed, rank, worker_id):
-    """The key of DataLoader worker ``worker_id`` of rank ``rank``: ``derive(root, rank, "worker", id)``."""
+    """The key of DataLoader worker ``worker_id`` of rank ``rank``.
+
+    >>> import ascend_rand as ar
+    >>> worker_key(7, 1, 3) == ar.derive(7, 1, "worker", 3)
+    True
+    """
     return derive(root_seed, rank, "worker", worker_id)
 
 
@@ -265,7 +270,8 @@ class _ShardedEpochs:
             raise ValueError(f"world_size must be >= 1, got {self._world_size}")
         self._rank = _validate.integer(rank, "rank")
         if not 0 <= self._rank < self._world_size:
-            raise ValueError(f"rank must be in [0, world_size={self._world_size}), got {self._rank}")
+            raise ValueError(f"rank must be in [0, world_size={self._world_size}), "
+                             f"got {self._rank}")
         # DistributedSampler's counts: drop the tail, or pad to a multiple of world_size.
         if self._drop_last:
             self._num_samples = self._n // self._world_size
@@ -384,7 +390,8 @@ class _ShardedEpochs:
         epoch = _validate.uint64(state["epoch"], "state['epoch']")
         position = _validate.integer(state["position"], "state['position']")
         if not 0 <= position <= self._num_samples:
-            raise ValueError(f"state['position'] must be in [0, {self._num_samples}], got {position}")
+            raise ValueError(f"state['position'] must be in [0, {self._num_samples}], "
+                             f"got {position}")
         self._epoch, self._position, self._pass_start, self._resume = epoch, position, 0, True
 
     def __repr__(self):

@@ -105,7 +105,8 @@ def run(workers, context, init_kind):
     resumed_sampler.set_epoch(1)  # what a resumed training loop does: keeps the position
     assert len(resumed_loader) == len(epochs[1]) - CHECKPOINT_BATCHES
     resumed = [plain(batch) for batch in resumed_loader]
-    return {"epochs": epochs, "resumed": resumed, "rank": 0 if init_kind == "plain" else FACTORY_RANK}
+    rank = 0 if init_kind == "plain" else FACTORY_RANK
+    return {"epochs": epochs, "resumed": resumed, "rank": rank}
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +152,8 @@ def test_resume_from_a_mid_epoch_checkpoint(runs, name):
     resumed = runs[name]["resumed"]
     rest = runs[name]["epochs"][1][CHECKPOINT_BATCHES:]
     assert [(b["index"], b["x"]) for b in resumed] == [(b["index"], b["x"]) for b in rest]
-    assert [i for b in resumed for i in b["index"]] == expected_order(1)[CHECKPOINT_BATCHES * BATCH:]
+    rest_order = expected_order(1)[CHECKPOINT_BATCHES * BATCH:]
+    assert [i for b in resumed for i in b["index"]] == rest_order
 
 
 @pytest.mark.parametrize("name", [n for n, c in CONFIGS.items() if c[0] > 0])
@@ -313,7 +315,8 @@ def test_worker_init_rejects_bad_arguments():
 
 
 def test_sample_keys():
-    assert ard.sample_key(3, epoch=2, root=11) == ar.derive(ar.derive(ar.derive(11, "sample"), 2), 3)
+    folded = ar.derive(ar.derive(ar.derive(11, "sample"), 2), 3)
+    assert ard.sample_key(3, epoch=2, root=11) == folded
     index = ard.SampleIndex(3, 2, 11)
     assert ard.sample_key(index) == ar.derive(11, "sample", 2, 3)
     assert ard.sample_key(index, epoch=0) == ar.derive(11, "sample", 0, 3)

@@ -78,9 +78,11 @@ def test_one_call_seeds_every_source(seed):
 
 def test_numpy_gets_the_seed_itself_below_2_to_32_and_its_halves_above():
     ar.manual_seed(1234)
-    assert np.random.randint(0, 2**31, 4).tolist() == np.random.RandomState(1234).randint(0, 2**31, 4).tolist()
+    want = np.random.RandomState(1234).randint(0, 2**31, 4)
+    assert np.random.randint(0, 2**31, 4).tolist() == want.tolist()
     ar.manual_seed(5 * 2**32 + 9)
-    assert np.random.randint(0, 2**31, 4).tolist() == np.random.RandomState([9, 5]).randint(0, 2**31, 4).tolist()
+    want = np.random.RandomState([9, 5]).randint(0, 2**31, 4)
+    assert np.random.randint(0, 2**31, 4).tolist() == want.tolist()
     assert manual.numpy_seed(1234) == 1234 and manual.numpy_seed(5 * 2**32 + 9) == [9, 5]
 
 
@@ -229,7 +231,8 @@ class FakeDevice:
     """A torch device module as torch_npu registers it (torch.npu), on a machine without NPUs."""
 
     def __init__(self, bad_fork=False):
-        self.states = [torch.tensor([1, 2], dtype=torch.uint8), torch.tensor([3], dtype=torch.uint8)]
+        self.states = [torch.tensor([1, 2], dtype=torch.uint8),
+                       torch.tensor([3], dtype=torch.uint8)]
         self.calls = []
         self.bad_fork = bad_fork
 

@@ -133,7 +133,7 @@ def _set_device_rng_state(module, state):
         module.set_rng_state(state)
 
 
-def seed_sources(seed, torch, devices):
+def _seed_sources(seed, torch, devices):
     """Seed every source with the checked uint64 ``seed``; returns the names seeded.
 
     The default Generator is re-keyed in place (fresh stream: Philox(seed),
@@ -158,15 +158,16 @@ def seed_sources(seed, torch, devices):
 
 
 def seed_process(seed):
-    """Seed every source with ``seed`` without recording a state or the root:
-    what a DataLoader worker does with its own key.  Returns (seeded, skipped)."""
+    """Seed every source as ``manual_seed`` does, but record neither a state to
+    restore nor the root: what a DataLoader worker does with its own key
+    (ascend_rand.data).  Returns (names seeded, {name: why skipped})."""
     seed = _validate.uint64(seed, "seed")
     torch, why = _import_torch()
     skipped = {"torch": why} if torch is None else {}
     devices = []
     if torch is not None:
         devices, skipped = _torch_devices(torch)
-    return seed_sources(seed, torch, devices), skipped
+    return _seed_sources(seed, torch, devices), skipped
 
 
 class SeedState:
@@ -315,7 +316,7 @@ def manual_seed(seed, deterministic=False):
     try:
         if deterministic:
             _set_deterministic(torch)
-        state.seeded = seed_sources(seed, torch, devices)
+        state.seeded = _seed_sources(seed, torch, devices)
         _root = seed
     except BaseException:
         state.restore()  # all or nothing
