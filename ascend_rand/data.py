@@ -46,8 +46,12 @@ def _distributed_manager():
     in sys.modules (importing it here would import torch.distributed).
     """
     module = sys.modules.get(f"{__package__}.distributed")
-    getter = getattr(module, "seed_manager", None)
-    return None if getter is None else getter()
+    if module is None:
+        return None
+    try:
+        return module.seed_manager()
+    except RuntimeError:  # its way of saying init_seeds has not run in this process
+        return None
 
 
 def _torch_rank():

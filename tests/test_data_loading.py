@@ -290,6 +290,19 @@ def test_worker_init_fn_pickles_as_the_current_root(monkeypatch):
     assert (carried.root_seed, carried.rank) == (1234, 0)
 
 
+def test_an_installed_seed_manager_takes_precedence_over_manual_seed(monkeypatch):
+    distributed = pytest.importorskip("ascend_rand.distributed")
+    monkeypatch.setattr(ard, "_worker", None)
+    with ar.manual_seed(1234):
+        assert ard.seeding_root() == (1234, 0)  # init_seeds has not run: manual_seed's
+        manager = ar.SeedManager(55, mode="independent", rank=3, world_size=4)
+        monkeypatch.setattr(distributed, "seed_manager", lambda: manager)
+        assert ard.seeding_root() == (55, 3)
+        carried = pickle.loads(pickle.dumps(ard.worker_init_fn))
+        assert (carried.root_seed, carried.rank) == (55, 3)
+        assert ard.sample_key(4, epoch=1) == ar.derive(55, "sample", 1, 4)
+
+
 def test_worker_init_fn_without_a_root_says_so(monkeypatch):
     monkeypatch.setattr(ard, "_worker", None)
     monkeypatch.setattr(manual, "_root", None)
