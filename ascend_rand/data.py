@@ -43,7 +43,7 @@ def _distributed_manager():
     """The SeedManager installed by ``ascend_rand.distributed``, or None.
 
     Nothing can be installed before that module is imported, so it is looked up
-    in sys.modules (importing it here would import torch.distributed).
+    in sys.modules rather than imported here.
     """
     module = sys.modules.get(f"{__package__}.distributed")
     if module is None:
