@@ -21,6 +21,7 @@ from .engines import MT19937, Philox
 from .generator import Generator
 from .seeding import derive
 from .seeding.manager import SeedManager
+from .seeding.manual import default_generator, manual_seed
 
 __version__ = "0.1.0"
 
@@ -36,8 +37,10 @@ __all__ = [
     "SeedManager",
     "apply_mask",
     "backends",
+    "default_generator",
     "derive",
     "get_num_threads",
+    "manual_seed",
     "set_num_threads",
     "stateless",
     "unpack_mask",
