@@ -24,6 +24,7 @@ import sys
 import numpy as np
 
 from . import Generator, backends, benchmarks, get_num_threads, set_num_threads, stateless
+from .backend.torch import as_numpy
 
 # Random123 kat_vectors, Philox4x32-10 (docs/spec.md section 1): (ctr c0..c3, key k0 k1, out).
 KNOWN_ANSWERS = (
@@ -133,7 +134,7 @@ def known_answers(rows, names):
         counter = (ctr[0] | ctr[1] << 32, ctr[2] | ctr[3] << 32)
         for b in names:
             def run(b=b, key64=key64, counter=counter, expected=expected):
-                got = stateless.raw((4,), key64, counter, backend=b)
+                got = as_numpy(stateless.raw((4,), key64, counter, backend=b))
                 words = tuple(int(x) for x in got)
                 return words == expected, " ".join(f"{w:08x}" for w in words)
             _check(rows, f"Random123 KAT {i}", b, run)
@@ -194,7 +195,8 @@ def tensorflow_layout(rows, names, printer):
             want = _bits(want, dtype)
         for b in names:
             def run(b=b, dtype=dtype, key=key, counter=counter, digest=digest, head=head):
-                got = _bits(stateless.uniform((TF_N,), key, counter, dtype=dtype, backend=b), dtype)
+                got = _bits(as_numpy(stateless.uniform((TF_N,), key, counter, dtype=dtype, backend=b)),
+                            dtype)
                 if tf is not None:
                     return np.array_equal(got, want), f"{TF_N} {dtype} == TF (live)"
                 ok = hashlib.sha256(got.tobytes()).hexdigest() == digest
@@ -210,7 +212,7 @@ def distributions(rows, names, tf):
 
     for b in names:
         def box_muller(b=b):
-            got = stateless.normal((4099,), 5, (0, 3), method="box_muller", backend=b)
+            got = as_numpy(stateless.normal((4099,), 5, (0, 3), method="box_muller", backend=b))
             if tf is None:
                 return bool(np.isfinite(got).all() and abs(float(got.std()) - 1) < 0.05), \
                     "Box-Muller: TensorFlow not importable, moments only"
@@ -224,8 +226,8 @@ def distributions(rows, names, tf):
 
         def mask(b=b):
             n, p_drop = 1000, 0.1
-            got = stateless.dropout_mask((n,), 11, p_drop, (0, 2), backend=b)
-            words = stateless.raw((n,), 11, (0, 2), backend=b).astype(np.float64)
+            got = as_numpy(stateless.dropout_mask((n,), 11, p_drop, (0, 2), backend=b))
+            words = as_numpy(stateless.raw((n,), 11, (0, 2), backend=b)).astype(np.float64)
             keep = np.float32(1.0 - p_drop)
             bits = ((words + 0.5) * 2.0 ** -32).astype(np.float32) < keep  # the Ascend rule
             want = np.zeros(-(-n // 128) * 16, dtype=np.uint8)

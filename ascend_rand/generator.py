@@ -39,8 +39,9 @@ class Generator:
     which is then shared, like a numpy BitGenerator.  With a name, ``seed``
     (and ``streams`` for MT19937) seed a new engine: a uint64 Philox key, an
     MT19937 integer or sequence seed; None takes entropy from the OS.
-    ``backend`` is "auto" (native where built), "native" or "numpy": every
-    backend gives the same bits.  Methods follow ``numpy.random.Generator``
+    ``backend`` is "auto" (native where built), "native" or "numpy" (NumPy
+    results), or "torch" (torch tensors on ``device``: "cpu", "cuda:0",
+    "npu:0"...): every backend gives the same bits.  Methods follow ``numpy.random.Generator``
     (``size=None`` draws a scalar); floats default to float32.
 
     >>> import ascend_rand as ar
@@ -51,14 +52,15 @@ class Generator:
     {'engine': 'philox', 'seed': 1234, 'offset': 1}
     """
 
-    def __init__(self, seed=None, engine="philox", backend="auto", streams=1):
-        self._backend = resolve_backend(backend)
-        self._engine = _engine_for(seed, engine, streams, self._backend.name)
+    def __init__(self, seed=None, engine="philox", backend="auto", streams=1, device=None):
+        self._backend = resolve_backend(backend).on(device)
+        self._engine = _engine_for(seed, engine, streams, _engine_backend(self._backend))
         # The backend's one-call path for this engine (None: it declines every plan).
         self._small = self._backend.small_draw(self._engine) or _no_shortcut
 
     def __reduce__(self):
-        return _restore, (self._engine, self._backend.name)
+        device = None if self._backend.device == "cpu" else self._backend.device
+        return _restore, (self._engine, self._backend.name, device)
 
     # -- state -------------------------------------------------------------------------------
 
@@ -82,6 +84,12 @@ class Generator:
     @property
     def backend(self):
         return self._backend.name
+
+    @property
+    def device(self):
+        """Where results live: "cpu" (NumPy arrays, or CPU tensors on backend "torch") or a
+        torch device."""
+        return self._backend.device
 
     @property
     def state(self):
@@ -279,6 +287,11 @@ class Generator:
         return self._draw(plan_choice(a, size, replace, p))
 
 
-def _restore(engine, backend):
+def _restore(engine, backend, device=None):
     """Unpickle a Generator (its engine was pickled with it)."""
-    return Generator(engine=engine, backend=backend)
+    return Generator(engine=engine, backend=backend, device=device)
+
+
+def _engine_backend(backend):
+    """The host backend an engine made for ``backend`` runs its own kernels on."""
+    return backend.name if backend.name in ("native", "numpy") else "auto"

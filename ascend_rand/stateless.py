@@ -47,7 +47,7 @@ def _shortcut(plan, key, counter, backend):
     return None
 
 
-def _run(name, args, build, size, key, counter, backend, out, cacheable=True):
+def _run(name, args, build, size, key, counter, backend, device, out, cacheable=True):
     """The plan (cached for plain arguments) run on (key, counter).
 
     ``cacheable=False``: arguments whose plan must not be looked up (integers
@@ -56,7 +56,7 @@ def _run(name, args, build, size, key, counter, backend, out, cacheable=True):
     if out is None:
         plan = plan_get(_PLANS, (name, size) + args) if cacheable else None
         if plan is not None:
-            if plan.fast:
+            if plan.fast and device is None:
                 result = _shortcut(plan, key, counter, backend)
                 if result is not None:
                     return result
@@ -64,12 +64,17 @@ def _run(name, args, build, size, key, counter, backend, out, cacheable=True):
             plan = cached(cache_key(name, size, args, (int, float) if cacheable else (int,)),
                           lambda: build(size, args, None, None))
     else:
-        plan = build(size, args, out, resolve_backend(backend))
-    return _general(plan, key, counter, backend)
+        plan = build(size, args, out, _backend(backend, device))
+    return _general(plan, key, counter, backend, device)
 
 
-def _general(plan, key, counter, backend):
+def _backend(backend, device):
     b = resolve_backend(backend)
+    return b if device is None else b.on(device)
+
+
+def _general(plan, key, counter, backend, device):
+    b = _backend(backend, device)
     key, counter = _stream(key, counter)
     return b.run(plan, key, counter)
 
@@ -103,73 +108,75 @@ def _dropout_plan(size, args, out, b):
     return plan_dropout_mask(size, args[0], out, b)
 
 
-def raw(size, key, counter=_ORIGIN, dtype="uint32", *, backend="auto", out=None):
+def raw(size, key, counter=_ORIGIN, dtype="uint32", *, backend="auto", device=None, out=None):
     """Stream words: uint32 word i, or uint64 ``(word 2i << 32) | word 2i+1``."""
-    return _run("raw", (dtype,), _raw_plan, size, key, counter, backend, out)
+    return _run("raw", (dtype,), _raw_plan, size, key, counter, backend, device, out)
 
 
 def uniform(size, key, counter=_ORIGIN, low=0.0, high=1.0, dtype="float32", *,
-            backend="auto", out=None):
+            backend="auto", device=None, out=None):
     """Uniform [low, high); equals ``StatelessRandomUniformV2`` for [0, 1)."""
-    return _run("uniform", (dtype, low, high), _uniform_plan, size, key, counter, backend, out)
-
-
-def integers(size, key, low, high=None, counter=_ORIGIN, dtype="int64", *, endpoint=False,
-             backend="auto", out=None):
-    """Integers in [low, high) (``high=None``: [0, low)), docs/spec.md section 3.5."""
-    if type(endpoint) is not bool:
-        plan = plan_integers(size, dtype, low, high, endpoint, out, resolve_backend(backend))
-        return _general(plan, key, counter, backend)
-    return _run("integers", (dtype, low, high, int(endpoint)), _integers_plan, size, key, counter,
-                backend, out, type(low) is int and (high is None or type(high) is int))
-
-
-def normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, dtype="float32", method="ziggurat", *,
-           backend="auto", out=None):
-    """Normal(loc, scale); method "box_muller" is TensorFlow's StatelessRandomNormalV2 pairing."""
-    return _run("normal", (dtype, loc, scale, method), _normal_plan, size, key, counter, backend,
+    return _run("uniform", (dtype, low, high), _uniform_plan, size, key, counter, backend, device,
                 out)
 
 
+def integers(size, key, low, high=None, counter=_ORIGIN, dtype="int64", *, endpoint=False,
+             backend="auto", device=None, out=None):
+    """Integers in [low, high) (``high=None``: [0, low)), docs/spec.md section 3.5."""
+    if type(endpoint) is not bool:
+        plan = plan_integers(size, dtype, low, high, endpoint, out, _backend(backend, device))
+        return _general(plan, key, counter, backend, device)
+    return _run("integers", (dtype, low, high, int(endpoint)), _integers_plan, size, key, counter,
+                backend, device, out, type(low) is int and (high is None or type(high) is int))
+
+
+def normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, dtype="float32", method="ziggurat", *,
+           backend="auto", device=None, out=None):
+    """Normal(loc, scale); method "box_muller" is TensorFlow's StatelessRandomNormalV2 pairing."""
+    return _run("normal", (dtype, loc, scale, method), _normal_plan, size, key, counter, backend,
+                device, out)
+
+
 def truncated_normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, a=-2.0, b=2.0,
-                     dtype="float32", *, backend="auto", out=None):
+                     dtype="float32", *, backend="auto", device=None, out=None):
     """Normal(loc, scale) restricted to [loc + a*scale, loc + b*scale] (a, b in sigmas)."""
     return _run("truncated_normal", (dtype, loc, scale, a, b), _truncated_plan, size, key,
-                counter, backend, out)
+                counter, backend, device, out)
 
 
-def bernoulli(size, key, p, counter=_ORIGIN, packed=False, *, backend="auto", out=None):
+def bernoulli(size, key, p, counter=_ORIGIN, packed=False, *, backend="auto", device=None, out=None):
     """Bits that are 1 with probability p (a number or an array broadcast to size)."""
     if type(packed) is not bool:
-        plan = plan_bernoulli(p, size, packed, out, resolve_backend(backend))
-        return _general(plan, key, counter, backend)
-    return _run("bernoulli", (p, int(packed)), _bernoulli_plan, size, key, counter, backend, out)
+        plan = plan_bernoulli(p, size, packed, out, _backend(backend, device))
+        return _general(plan, key, counter, backend, device)
+    return _run("bernoulli", (p, int(packed)), _bernoulli_plan, size, key, counter, backend,
+                device, out)
 
 
-def dropout_mask(size, key, p_drop, counter=_ORIGIN, *, backend="auto", out=None):
+def dropout_mask(size, key, p_drop, counter=_ORIGIN, *, backend="auto", device=None, out=None):
     """Ascend's StatelessDropOutGenMask(size, prob=1 - p_drop, seed=key, offset=counter)."""
-    return _run("dropout_mask", (p_drop,), _dropout_plan, size, key, counter, backend, out)
+    return _run("dropout_mask", (p_drop,), _dropout_plan, size, key, counter, backend, device, out)
 
 
-def permutation(x, key, counter=_ORIGIN, *, backend="auto"):
+def permutation(x, key, counter=_ORIGIN, *, backend="auto", device=None):
     """A permutation of range(x) (int x) or a shuffled copy of x along axis 0."""
     if type(x) is int:
         plan = plan_get(_PLANS, ("permutation", x))
         if plan is None:
             plan = cached(("permutation", x), lambda: plan_permutation(x))
-        elif plan.fast:
+        elif plan.fast and device is None:
             result = _shortcut(plan, key, counter, backend)
             if result is not None:
                 return result
-        return _general(plan, key, counter, backend)
-    return _general(plan_permutation(x), key, counter, backend)
+        return _general(plan, key, counter, backend, device)
+    return _general(plan_permutation(x), key, counter, backend, device)
 
 
-def shuffle(x, key, counter=_ORIGIN, *, backend="auto"):
+def shuffle(x, key, counter=_ORIGIN, *, backend="auto", device=None):
     """Shuffle a writable ndarray in place along axis 0."""
-    _general(plan_shuffle(x), key, counter, backend)
+    _general(plan_shuffle(x), key, counter, backend, device)
 
 
-def choice(a, key, counter=_ORIGIN, size=None, replace=True, p=None, *, backend="auto"):
+def choice(a, key, counter=_ORIGIN, size=None, replace=True, p=None, *, backend="auto", device=None):
     """numpy's Generator.choice semantics for an int or 1-D a (docs/spec.md section 4A.2)."""
-    return _general(plan_choice(a, size, replace, p), key, counter, backend)
+    return _general(plan_choice(a, size, replace, p), key, counter, backend, device)

@@ -171,7 +171,7 @@ def test_auto_backend_resolves_to_native_when_built():
 
 def test_backends_report():
     info = ascend_rand.backends()
-    assert set(info) == {"native", "numpy"}
+    assert set(info) == {"native", "numpy", "torch", "npu"}
     assert info["numpy"]["available"] is True and info["numpy"]["reason"] is None
     native = info["native"]
     assert isinstance(native["available"], bool)

@@ -8,7 +8,8 @@ kernel table it runs is the same set of names on every backend
 (``KERNEL_NAMES``, checked by the test suite).
 
 "native" is the pybind11 extension, "numpy" the pure NumPy mirror; "auto"
-picks native where it was built.  A new backend is one module here and one
+picks native where it was built.  "torch" returns torch tensors on any device
+(``device=``), "npu" is torch on Ascend NPUs; "auto" never picks them.  A new backend is one module here and one
 ``register`` line.
 """
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from . import native as _native_backend
 from . import numpy as _numpy_backend
+from . import torch as _torch_backend
 from .base import Backend, BackendUnavailableError, KERNEL_NAMES
 
 _REGISTRY = {}
@@ -35,6 +37,9 @@ def register(backend):
 
 register(_native_backend.NativeBackend())
 register(_numpy_backend.NumpyBackend())
+# torch (imported on first use, never by ``import ascend_rand``) and its NPU form.
+register(_torch_backend.TorchBackend())
+register(_torch_backend.NpuBackend())
 
 
 def names():
@@ -42,11 +47,14 @@ def names():
     return tuple(_REGISTRY)
 
 
+_HOST = ("native", "numpy")  # what "auto" chooses from, in order
+
+
 def default_backend():
-    """The first registered backend that can run here ("native", else "numpy")."""
-    for backend in _REGISTRY.values():
-        if backend.available:
-            return backend.name
+    """The first host backend that can run here ("native", else "numpy")."""
+    for name in _HOST:
+        if _REGISTRY[name].available:
+            return name
     raise BackendUnavailableError("no backend can run here")  # numpy always can
 
 
@@ -54,7 +62,8 @@ def resolve(name):
     """The ``Backend`` for a ``backend=`` argument ("auto" or a registered name)."""
     if type(name) is str:  # every call's case, first
         if name == "auto":
-            for backend in _REGISTRY.values():
+            for host in _HOST:
+                backend = _REGISTRY[host]
                 if backend.available:
                     return backend
         else:
@@ -62,6 +71,13 @@ def resolve(name):
             if backend is not None and backend.available:
                 return backend
     return _resolve_checked(name)
+
+
+def host_backend(name):
+    """The host backend (NumPy arrays) for ``name``: itself, or "auto"'s for a backend of
+    tensors (engines keep their state in host memory whatever backend draws)."""
+    backend = resolve(name)
+    return backend if backend.name in _HOST else resolve("auto")
 
 
 def _resolve_checked(name):
@@ -109,9 +125,9 @@ def set_num_threads(n):
     n = _check_threads(n, "set_num_threads(n): n")
     global _num_threads
     _num_threads = n
-    for backend in _REGISTRY.values():
-        if backend.available:
-            backend.set_num_threads(n)
+    for name in _HOST:  # the torch backend's CPU path runs the host kernels
+        if _REGISTRY[name].available:
+            _REGISTRY[name].set_num_threads(n)
 
 
 def get_num_threads():
@@ -153,6 +169,7 @@ __all__ = [
     "KERNEL_NAMES",
     "backends",
     "default_backend",
+    "host_backend",
     "get_num_threads",
     "names",
     "register",

@@ -65,6 +65,16 @@ class Backend:
         """The callable of kernel ``name`` (one of ``KERNEL_NAMES``)."""
         raise NotImplementedError
 
+    def on(self, device):
+        """This backend drawing on ``device`` (None: its default); a ValueError naming the
+        device where it cannot."""
+        raise NotImplementedError
+
+    @property
+    def device(self):
+        """Where this backend's results live ("cpu" for the host backends)."""
+        return "cpu"
+
     def allocate(self, shape, dtype, device=None):
         """An uninitialised array of ``shape`` and dtype name ``dtype``."""
         raise NotImplementedError
@@ -96,6 +106,41 @@ class Backend:
         raise NotImplementedError
 
 
+def _is_cpu(device):
+    """A device argument naming the host: "cpu" or torch.device("cpu")."""
+    return str(device) == "cpu"
+
+
+def host_view(x, what):
+    """A writable NumPy view of the memory of ``x``: a CPU torch tensor (bfloat16 included)
+    or any array exporting DLPack in host memory; a TypeError/ValueError otherwise."""
+    if type(x).__module__.startswith("torch"):
+        import torch  # only here: the caller already has torch
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{what}: out must be an array or a tensor, got {type(x).__name__}")
+        if x.device.type != "cpu":
+            raise ValueError(f"{what}: out is on {x.device}; this backend writes host memory "
+                             "(use backend='torch' for device tensors)")
+        if not x.is_contiguous():
+            raise ValueError(f"{what}: out must be contiguous (strides {tuple(x.stride())})")
+        x = x.detach()
+        if x.dtype == torch.bfloat16:  # NumPy has no bfloat16: through its bits
+            return x.view(torch.int16).numpy().view(_dtypes.NUMPY["bfloat16"])
+        if x.is_conj() or x.is_neg():
+            raise ValueError(f"{what}: out is a lazily conjugated or negated view")
+        return x.numpy()
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"{what}: out must be a numpy.ndarray, a CPU torch tensor or a DLPack "
+                        f"array, got {type(x).__name__}")
+    try:
+        view = np.from_dlpack(x)
+    except (BufferError, TypeError, RuntimeError) as exc:
+        raise ValueError(f"{what}: out cannot be shared with NumPy through DLPack ({exc})") from None
+    if not view.flags.writeable:
+        raise ValueError(f"{what}: out is read-only through DLPack")
+    return view
+
+
 class HostBackend(Backend):
     """A backend whose arrays are host NumPy arrays; subclasses give the kernel table."""
 
@@ -112,14 +157,22 @@ class HostBackend(Backend):
             fn = self._fns[name] = getattr(self._table(), name)
         return fn
 
+    def on(self, device):
+        if device is None or _is_cpu(device):
+            return self
+        raise ValueError(f"backend {self.name!r} draws into host memory only, got device="
+                         f"{device!r}; use backend='torch' for torch tensors on a device")
+
     def allocate(self, shape, dtype, device=None):
-        if device not in (None, "cpu"):
+        if not (device is None or _is_cpu(device)):
             raise ValueError(f"backend {self.name!r} allocates on the CPU only, got device={device!r}")
         return np.empty(shape, dtype=_dtypes.NUMPY[dtype])
 
     def check_out(self, out, shape, dtype, what):
+        """``out`` may be a NumPy array, a CPU torch tensor or any DLPack array in host
+        memory: the draw writes into its memory and returns ``out`` itself."""
         if not isinstance(out, np.ndarray):
-            raise TypeError(f"{what}: out must be a numpy.ndarray, got {type(out).__name__}")
+            out = host_view(out, what)
         want = _dtypes.NUMPY[dtype]
         if out.dtype != want:
             raise TypeError(f"{what}: out has dtype {out.dtype}, expected {want}")
@@ -135,8 +188,10 @@ class HostBackend(Backend):
         out = plan.out
         if out is None:  # allocated flat; shaped on the way out
             flat = out = np.empty(plan.count, dtype=_NUMPY[plan.dtype])
-        else:
+        elif isinstance(out, np.ndarray):
             flat = out.reshape(-1)
+        else:  # a torch tensor or DLPack array (checked): filled through a view, returned itself
+            flat = host_view(out, plan.kernel).reshape(-1)
         if plan.count:
             bits = _BITS_VIEW.get(plan.dtype)
             fn = self._fns.get(plan.kernel) or self.kernel(plan.kernel)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _validate
+from ..backend import host_backend
 from ..backend import resolve as resolve_backend
 from ..fallback import mt19937 as _numpy_mt
 from .base import Engine, _spawned_of, entropy_words
@@ -178,7 +179,7 @@ class MT19937(Engine):
         streams = _validate.integer(streams, "streams")
         if not 1 <= streams <= MAX_STREAMS:
             raise ValueError(f"streams must be in [1, {MAX_STREAMS}], got {streams}")
-        self._backend = resolve_backend(backend)
+        self._backend = host_backend(backend)
         self._key = np.zeros((streams, WORDS), dtype=np.uint32)
         self._pos = np.full(streams, WORDS, dtype=np.int64)
         if kind == "genrand":
@@ -420,7 +421,7 @@ class MT19937(Engine):
             raise ValueError("state['state'] must be a dict with 'key' and 'pos'")
         engine = cls.from_state({"engine": ENGINE, "streams": 1, "key": inner["key"],
                                  "pos": [inner["pos"]]})
-        engine._backend = resolve_backend(backend)
+        engine._backend = host_backend(backend)
         return engine
 
     # -- numpy's BitGenerator interface -------------------------------------------------------

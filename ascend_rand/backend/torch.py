@@ -1,0 +1,314 @@
+"""The torch backend: results are torch tensors, on the CPU or on a device.
+
+``backend="torch"`` with ``device=`` ("cpu", "cuda:0", "npu:1", a torch.device)
+draws the same bits as the native backend, by two paths:
+
+- a CPU tensor is filled in place by the host kernels (the native core, else
+  the NumPy mirror) through a view of its memory, no copy; the fill is the
+  custom operator ``torch.ops.ascend_rand.fill_`` (``torch.library``), so
+  ``torch.compile`` sees an operator, not opaque Python;
+- a tensor on another device is filled by the same algorithms written in
+  torch operations (``torch_kernels/``), on that device.
+
+Engines stay on the host: a Philox draw needs only its (key, counter), and an
+MT19937 engine's words are made on the host and copied to the device.  torch
+is imported when this backend is first used, never by ``import ascend_rand``;
+"npu" (torch_npu on Ascend) is the same backend on the NPU, reported by
+``backends()`` with the reason when it cannot run.
+"""
+
+import importlib
+import importlib.util
+import json
+
+import numpy as np
+
+from .. import _dtypes
+from .base import DRAW_KERNELS, Backend, _is_cpu, host_view
+
+_OP = "ascend_rand::fill_"
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def torch_dtype(name):
+    """The torch dtype of a plan's dtype name."""
+    torch = _torch()
+    return {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+            "bfloat16": torch.bfloat16, "int8": torch.int8, "int16": torch.int16,
+            "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8,
+            "uint16": torch.uint16, "uint32": torch.uint32, "uint64": torch.uint64,
+            "bool": torch.bool}[name]
+
+
+def as_numpy(x):
+    """``x`` as a NumPy array: a torch tensor (any device; bfloat16 as ml_dtypes.bfloat16)
+    copied to the host, anything else through ``numpy.asarray``."""
+    if type(x).__module__.startswith("torch"):
+        torch = _torch()
+        if isinstance(x, torch.Tensor):
+            x = x.detach().cpu()
+            if x.dtype == torch.bfloat16:
+                return x.view(torch.int16).numpy().view(_dtypes.NUMPY["bfloat16"])
+            return x.numpy()
+    return np.asarray(x)
+
+
+# -- the registered operator --------------------------------------------------------------------
+
+_registered = False
+
+
+def _host_table():
+    """The host kernel table the CPU path runs: the native core's, else the NumPy mirror's."""
+    from . import resolve
+    return resolve("auto")
+
+
+def _encode(value, arrays):
+    """A kernel argument as JSON, arrays moved to ``arrays`` (referenced by index)."""
+    if isinstance(value, np.ndarray):
+        arrays.append(value)
+        return {"array": len(arrays) - 1}
+    if isinstance(value, float):
+        return {"float": value.hex()}  # exact, and JSON has no inf or nan
+    return value
+
+
+def _decode(value, arrays):
+    if isinstance(value, dict):
+        return arrays[value["array"]] if "array" in value else float.fromhex(value["float"])
+    return value
+
+
+def _fill_host(out, kernel, args, arrays):
+    """Fill the CPU tensor ``out`` (flat) by host kernel ``kernel``: the operator's body.
+
+    ``args`` is the JSON of [key, ctr_lo, ctr_hi, *params] (floats as hex, arrays as
+    indices into ``arrays``), then {"words": index} when the draw reads engine words.
+    """
+    host = [a.numpy() for a in arrays]
+    values = json.loads(args)
+    words = None
+    if values and isinstance(values[-1], dict) and "words" in values[-1]:
+        words = host[values.pop()["words"]].view(np.uint32)
+    key, lo, hi, *params = (_decode(v, host) for v in values)
+    view = host_view(out, kernel)
+    bits = _dtypes.BITS_VIEW.get(_dtypes.dtype_name(view.dtype) or "")
+    target = view if bits is None else view.view(bits)
+    fn = _host_table().kernel(kernel)
+    if words is None:
+        fn(target, key, lo, hi, *params)
+    else:
+        fn(target, key, lo, hi, *params, words=words)
+
+
+def _register():
+    """Define ``torch.ops.ascend_rand.fill_`` once (a mutating op with no outputs)."""
+    global _registered
+    if _registered:
+        return
+    torch = _torch()
+
+    @torch.library.custom_op(_OP, mutates_args=("out",), device_types="cpu")
+    def fill_(out: torch.Tensor, kernel: str, args: str, arrays: list[torch.Tensor]) -> None:
+        _fill_host(out, kernel, args, arrays)
+
+    @fill_.register_fake
+    def _(out, kernel, args, arrays):
+        return None
+
+    _registered = True
+
+
+def fill_cpu(flat, kernel, key, counter, params, words=None):
+    """Fill the flat CPU tensor ``flat`` through the registered operator."""
+    _register()
+    torch = _torch()
+    arrays = []
+    args = [key, counter[0], counter[1]] + [_encode(p, arrays) for p in params]
+    if words is not None:
+        arrays.append(np.ascontiguousarray(words, dtype=np.uint32))
+        args.append({"words": len(arrays) - 1})
+    # (uint32 travels as int32 bits: torch's uint32 supports few operations)
+    tensors = [torch.from_numpy(a.view(np.int32) if a.dtype == np.uint32 else
+                                np.require(a, requirements=("C", "W"))) for a in arrays]
+    torch.ops.ascend_rand.fill_(flat, kernel, json.dumps(args), tensors)
+
+
+# -- the backend --------------------------------------------------------------------------------
+
+def _npu_state():
+    """(available, reason) of torch_npu here, importing it (and torch) to find out."""
+    if importlib.util.find_spec("torch") is None:
+        return False, "torch is not installed (pip install 'ascend_rand[torch]')"
+    if importlib.util.find_spec("torch_npu") is None:
+        return False, "torch_npu is not installed (Ascend's PyTorch adapter, with CANN)"
+    try:
+        importlib.import_module("torch_npu")
+    except (ImportError, OSError) as exc:  # e.g. libhccl.so missing: CANN is not installed
+        return False, f"torch_npu is installed but cannot be imported: {type(exc).__name__}: {exc}"
+    torch = _torch()
+    npu = getattr(torch, "npu", None)
+    if npu is None:
+        return False, "torch_npu imported but torch.npu is missing"
+    try:
+        count = npu.device_count() if npu.is_available() else 0
+    except RuntimeError as exc:
+        return False, f"torch_npu cannot query devices: {exc}"
+    if not count:
+        return False, "torch_npu works but no NPU device is visible (torch.npu.is_available() is False)"
+    return True, None
+
+
+class TorchBackend(Backend):
+    """torch tensors on ``device`` (default "cpu"); the same bits as the native backend."""
+
+    name = "torch"
+    _default_device = "cpu"
+
+    def __init__(self, device=None):
+        self._device = device
+        self._host = None
+        self._fns = {}
+
+    # -- availability ---------------------------------------------------------------------
+
+    @property
+    def available(self):
+        return importlib.util.find_spec("torch") is not None
+
+    @property
+    def reason(self):
+        return None if self.available else "torch is not installed (pip install 'ascend_rand[torch]')"
+
+    def report(self):
+        info = super().report()
+        if self.available:
+            torch = _torch()
+            info["torch"] = torch.__version__
+            info["cuda"] = torch.cuda.is_available()
+        return info
+
+    # -- devices --------------------------------------------------------------------------
+
+    @property
+    def device(self):
+        return str(self._device or self._default_device)
+
+    def on(self, device):
+        if device is None:
+            return self
+        torch = _torch()
+        if isinstance(device, str) and device.split(":")[0] == "npu":
+            ok, why = _npu_state()
+            if not ok:
+                from .base import BackendUnavailableError
+                raise BackendUnavailableError(f"device {device!r}: {why}")
+        try:
+            dev = torch.device(device)
+        except (RuntimeError, TypeError) as exc:
+            raise ValueError(f"device {device!r} is not a torch device ({exc})") from None
+        return TorchBackend(str(dev))
+
+    def _torch_device(self):
+        return _torch().device(self.device)
+
+    # -- kernels --------------------------------------------------------------------------
+
+    def _host_backend(self):
+        if self._host is None:
+            self._host = _host_table()
+        return self._host
+
+    def kernel(self, name):
+        # Engines call state kernels (mt19937_fill, derive) on their host buffers.
+        if name not in DRAW_KERNELS:
+            return self._host_backend().kernel(name)
+        fn = self._fns.get(name)
+        if fn is None:
+            from .torch_kernels import kernels as table
+            fn = self._fns[name] = getattr(table, name)
+        return fn
+
+    def allocate(self, shape, dtype, device=None):
+        if device is None:
+            backend = self
+        else:
+            try:
+                backend = self.on(device)
+            except RuntimeError as exc:  # BackendUnavailableError: that device is not here
+                raise ValueError(f"cannot allocate on device {device!r}: {exc}") from None
+        return _torch().empty(shape, dtype=torch_dtype(dtype), device=backend._torch_device())
+
+    def check_out(self, out, shape, dtype, what):
+        torch = _torch()
+        if not isinstance(out, torch.Tensor):
+            raise TypeError(f"{what}: out must be a torch.Tensor on backend 'torch', "
+                            f"got {type(out).__name__}")
+        want = torch_dtype(dtype)
+        if out.dtype != want:
+            raise TypeError(f"{what}: out has dtype {out.dtype}, expected {want}")
+        if shape is not None and tuple(out.shape) != shape:
+            raise ValueError(f"{what}: out has shape {tuple(out.shape)}, expected {shape}")
+        if not out.is_contiguous():
+            raise ValueError(f"{what}: out must be contiguous (strides {tuple(out.stride())})")
+        return tuple(out.shape)
+
+    def run(self, plan, key, counter, words=None):
+        torch = _torch()
+        out = plan.out
+        if out is None:
+            out = torch.empty(plan.count, dtype=torch_dtype(plan.dtype), device=self._torch_device())
+        flat = out.detach().view(-1)
+        if plan.count:
+            if flat.device.type == "cpu":
+                fill_cpu(flat, plan.kernel, key, counter, plan.params, words)
+            else:
+                params = [torch.from_numpy(p).to(flat.device) if isinstance(p, np.ndarray) else p
+                          for p in plan.params]
+                fn = self.kernel(plan.kernel)
+                if words is None:
+                    fn(flat, key, counter[0], counter[1], *params)
+                else:
+                    w = torch.from_numpy(np.asarray(words, dtype=np.int64)).to(flat.device)
+                    fn(flat, key, counter[0], counter[1], *params, words=w)
+        if plan.out is None and (plan.reshape or plan.scalar):
+            out = out.reshape(plan.shape)
+        if plan.finish is not None:
+            return plan.finish(self, out)
+        return out
+
+    def words(self, count):
+        return np.empty(count, dtype=np.uint32)  # engines fill their words on the host
+
+    def take(self, array, index):
+        torch = _torch()
+        source = array if isinstance(array, torch.Tensor) else torch.as_tensor(array)
+        return source.to(index.device)[index]
+
+    def searchsorted(self, sorted_values, values):
+        torch = _torch()
+        table = torch.as_tensor(sorted_values, device=values.device)
+        return torch.searchsorted(table, values, right=True).to(torch.int64)
+
+
+class NpuBackend(TorchBackend):
+    """The torch backend on Ascend NPUs (torch_npu); ``backends()`` says why it cannot run."""
+
+    name = "npu"
+    _default_device = "npu"
+
+    @property
+    def available(self):
+        return _npu_state()[0]
+
+    @property
+    def reason(self):
+        return _npu_state()[1]
+
+    def report(self):
+        return {"available": self.available, "reason": self.reason}
