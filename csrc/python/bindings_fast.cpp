@@ -378,8 +378,10 @@ PyMethodDef kMethods[] = {
 // Raw CPython functions: pybind11's argument dispatch would cost more than a
 // 16-element draw's kernel.
 void bind_fast(py::module_& m) {
+  // __module__ is the module's name (a str), as for any builtin function.
+  const py::object name = m.attr("__name__");
   for (PyMethodDef& def : kMethods) {
-    PyObject* fn = PyCFunction_NewEx(&def, nullptr, m.ptr());
+    PyObject* fn = PyCFunction_NewEx(&def, nullptr, name.ptr());
     if (!fn) throw py::error_already_set();
     m.add_object(def.ml_name, py::reinterpret_steal<py::object>(fn));
   }
