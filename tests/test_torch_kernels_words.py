@@ -287,7 +287,7 @@ def test_bernoulli_per_element_probabilities(packed, device):
     for key, counter in zip(KEYS, COUNTERS):
         assert_same(plan, key, counter, device)
     # probs handed over as a tensor (a device-side caller) give the same bits
-    params = plan.params[:-1] + (torch.from_numpy(plan.params[-1]).to(device),)
+    params = plan.params[:-1] + (torch.tensor(plan.params[-1], device=device),)
     out = torch.empty(plan.count, dtype=TORCH[plan.dtype], device=device)
     getattr(tk, plan.kernel)(out, KEYS[2], *COUNTERS[2], *params)
     np.testing.assert_array_equal(tensor_bits(out),
