@@ -390,6 +390,12 @@ def test_weighted_choice_with_the_deterministic_log(device):
             assert_same(plan, key, counter, device, kernel=kernel)
         words = random_words(2 * n, k, [0, 0xFFFFFFFF, 1 << 12])  # equal keys: index order
         assert_same(plan, 0, (0, 0), device, words, kernel=kernel)
+    # equal weights and equal keys: equal Efraimidis-Spirakis keys, ordered by index
+    p = np.where(np.arange(n) % 3 == 0, 0.0, 1.0)
+    p /= p.sum()
+    words = random_words(2 * n, 1, [0, 5, 1 << 20])
+    for k in (7, 150, int(np.count_nonzero(p))):
+        assert_same(dperm.plan_choice(n, k, False, p), 0, (0, 0), device, words, kernel=kernel)
 
 
 # -- MT19937 uniforms -----------------------------------------------------------------------------

@@ -185,17 +185,15 @@ def _fisher_yates_values(targets):
     before = torch.clamp(rank - 1, min=0)
     same = (rank > 0) & (sorted_t[before] == t)
     prev_same = torch.where(same, by_target[before], -1)
-    # q for each step j: the last entry with target j is the latest step targeting j
-    # (a step targeting j is <= j); if that is j itself (r_j = j), the one before it.
+    # q for each step j: the last entry with target j in the (target, step) order.  Steps
+    # targeting j are <= j, and V(j) is only ever read for a step with r_j > j (a later
+    # step shares its target, or its target is a later step), so that entry is < j there.
+    # (For r_j = j it is j itself: j becomes its own root, a value nothing reads.)
     q_js = sortable(steps)
     last = torch.searchsorted(sorted_t, q_js, right=True) - 1
     last_c = torch.clamp(last, min=0)
     hit = (last >= 0) & (sorted_t[last_c] == q_js)
-    self_hit = hit & (by_target[last_c] == steps)
-    second = torch.clamp(last - 1, min=0)
-    hit2 = self_hit & (last >= 1) & (sorted_t[second] == q_js)
-    parent = torch.where(hit & ~self_hit, by_target[last_c],
-                         torch.where(hit2, by_target[second], steps))
+    parent = torch.where(hit, by_target[last_c], steps)
     # Pointer doubling: after m rounds parent[j] is 2**m links up its chain (roots are
     # fixed points); a chain has at most k - 1 links.  A root's V is its own index.
     for _ in range(max(1, (k - 1).bit_length())):
