@@ -305,6 +305,20 @@ def test_bernoulli_words_top_128_and_chunks(monkeypatch, device):
     assert_same(dbern.plan_dropout_mask(300, 0.1), 3, (TOP, TOP), device)
 
 
+def test_bernoulli_probs_decide_at_each_elements_threshold(device):
+    """Per-element p_i with the words T(p_i) - 1 and T(p_i) (section 4.2: the float rule
+    f(w) < p_i flips exactly there): bits 1, 0, 1, 0, ... whatever p_i."""
+    rng = np.random.default_rng(12)
+    p32 = np.concatenate([rng.random(200), [2.0**-32, 2.0**-31, 0.5, 1 - 2.0**-24]]).astype(np.float32)
+    t = np.array([dbern.threshold(float(v)) for v in p32], dtype=np.int64)
+    assert t.min() >= 1 and t.max() < 1 << 32
+    words = np.where(np.arange(t.size) % 2 == 0, t - 1, t).astype(np.uint32)
+    plan = dbern.plan_bernoulli(p32, None, False)
+    got = torch_fill(plan, 0, (0, 0), device, words).cpu().numpy()
+    np.testing.assert_array_equal(got, np.arange(t.size) % 2 == 0)
+    assert_same(plan, 0, (0, 0), device, words)
+
+
 def test_bernoulli_packed_padding_is_zero(device):
     """The kernel writes the padding itself, whatever the out tensor held."""
     for n, p in [(9, 1.0), (130, 0.6), (5, 0.0)]:
