@@ -19,7 +19,6 @@ torch = pytest.importorskip("torch")
 
 import ascend_rand  # noqa: E402
 from ascend_rand import _dtypes  # noqa: E402
-from ascend_rand.backend.torch_kernels import bernoulli as tbern  # noqa: E402
 from ascend_rand.backend.torch_kernels import conversions as tconv  # noqa: E402
 from ascend_rand.backend.torch_kernels import kernels as tk  # noqa: E402
 from ascend_rand.backend.torch_kernels import permutation as tperm  # noqa: E402
@@ -309,7 +308,8 @@ def test_bernoulli_probs_decide_at_each_elements_threshold(device):
     """Per-element p_i with the words T(p_i) - 1 and T(p_i) (section 4.2: the float rule
     f(w) < p_i flips exactly there): bits 1, 0, 1, 0, ... whatever p_i."""
     rng = np.random.default_rng(12)
-    p32 = np.concatenate([rng.random(200), [2.0**-32, 2.0**-31, 0.5, 1 - 2.0**-24]]).astype(np.float32)
+    p32 = np.concatenate([rng.random(200), [2.0**-32, 2.0**-31, 0.5, 1 - 2.0**-24]])
+    p32 = p32.astype(np.float32)
     t = np.array([dbern.threshold(float(v)) for v in p32], dtype=np.int64)
     assert t.min() >= 1 and t.max() < 1 << 32
     words = np.where(np.arange(t.size) % 2 == 0, t - 1, t).astype(np.uint32)

@@ -125,7 +125,7 @@ def weighted_choice(out, key, ctr_lo, ctr_hi, p, words=None, *, log_f64):
     out[:] = order[:k]
 
 
-# -- sparse Fisher-Yates (docs/spec.md section 4A.2) ------------------------------------------------
+# -- sparse Fisher-Yates (docs/spec.md section 4A.2) -----------------------------------------------
 
 def sparse_targets(k, key, ctr_lo, ctr_hi, n, words=None, device=None):
     """Step j's swap target r_j = j + (a draw from [0, n - j)), j < k, as uint64 bit patterns.
