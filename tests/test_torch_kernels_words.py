@@ -58,6 +58,12 @@ def mulhilo(request, monkeypatch):
     return request.param
 
 
+def small_chunks(monkeypatch, words):
+    """Chunks of ``words`` words on every device, so that draws cross chunk boundaries."""
+    monkeypatch.setattr(tphilox, "CHUNK_WORDS", words)
+    monkeypatch.setattr(tphilox, "CPU_CHUNK_WORDS", words)
+
+
 @pytest.fixture(params=DEVICES)
 def device(request):
     return torch.device(request.param)
@@ -254,7 +260,7 @@ def test_integers_every_dtype(dtype, mulhilo, device):
 
 def test_integers_chunks_and_engine_words(monkeypatch, device):
     """Chunk boundaries (2 and 4 words per element) and an engine's word buffer."""
-    monkeypatch.setattr(tphilox, "CHUNK_WORDS", 24)
+    small_chunks(monkeypatch, 24)
     for high in (1000, 2**40 + 3):
         plan = duni.plan_integers(101, "int64", -7, high, False)
         assert_same(plan, 11, (TOP - 20, 0), device)
@@ -295,7 +301,7 @@ def test_bernoulli_per_element_probabilities(packed, device):
 
 def test_bernoulli_words_top_128_and_chunks(monkeypatch, device):
     """The words where f(w) rounds to 1.0, the threshold edges, and chunk boundaries."""
-    monkeypatch.setattr(tphilox, "CHUNK_WORDS", 16)
+    small_chunks(monkeypatch, 16)
     t = dbern.threshold(np.float32(0.3).item())
     words = random_words(300, 2, [0, 1, t - 1, t, t + 1, 2**32 - 129, 2**32 - 128, 2**32 - 1])
     for packed in (False, True):
@@ -377,7 +383,7 @@ def test_choice_sparse_dense_collisions(n, device):
 
 
 def test_choice_sparse_plan_and_chunks(monkeypatch, device):
-    monkeypatch.setattr(tphilox, "CHUNK_WORDS", 24)
+    small_chunks(monkeypatch, 24)
     for n, k in [(10**6, 1000), (2**33, 77)]:
         plan = dperm.plan_choice(n, k, False, None)
         assert plan.kernel == "choice_sparse"

@@ -42,10 +42,14 @@ _U128 = 1 << 128
 # Both give the same bits; tests run both.
 MULHILO_INT64 = True
 
-# Words produced per chunk: keeps the int64 temporaries (about a dozen
-# tensors of one element per block) near a few tens of MiB on a device.
-# The result never depends on it.
+# Words produced per chunk (multiples of 8: a packed mask's chunks fill whole
+# bytes).  On an accelerator, large chunks amortise the ~150 kernel launches of
+# a chunk and keep the int64 temporaries (about a dozen tensors of one element
+# per block) near a few tens of MiB; on the CPU, chunks whose temporaries stay
+# in cache run about 8x faster (measured: 2**16 words 0.3 s, 2**18 and up
+# 2.5 s or more for 2**23 words on two cores).  The result never depends on it.
 CHUNK_WORDS = 1 << 22
+CPU_CHUNK_WORDS = 1 << 16
 
 
 def mulhilo32(a, b):
@@ -168,7 +172,9 @@ def word_chunks(key, counter, nwords, words_per_element=1, buffer=None, device=N
                             f"got {buffer.dtype} of shape {tuple(buffer.shape)}")
         if buffer.numel() < nwords:
             raise ValueError(f"words holds {buffer.numel()} words, the draw reads {nwords}")
-    step = max(words_per_element, CHUNK_WORDS - CHUNK_WORDS % words_per_element)
+    where = buffer.device if buffer is not None else torch.device(device or "cpu")
+    chunk = CPU_CHUNK_WORDS if where.type == "cpu" else CHUNK_WORDS
+    step = max(words_per_element, chunk - chunk % words_per_element)
     for start in range(0, nwords, step):
         count = min(step, nwords - start)
         if buffer is None:
