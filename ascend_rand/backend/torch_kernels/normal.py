@@ -35,10 +35,12 @@ METHOD_EXPONENTIAL = _fb.METHOD_EXPONENTIAL
 # the retry region is addressed by the element's index in the whole draw.
 CHUNK_WORDS = 1 << 20
 
-_R32 = float(_fb._R32)
-_INV_R32 = float(_fb._INV_R32)
-_R64 = float(_fb._R64)
-_INV_R64 = float(_fb._INV_R64)
+# float32 tables and constants are rounded to float32 as fallback's are (they are
+# float32 values already: the rounding is exact)
+_R32 = float(np.float32(zt.R_F32))
+_INV_R32 = float(np.float32(zt.INV_R_F32))
+_R64 = zt.R_F64
+_INV_R64 = zt.INV_R_F64
 _MASK52 = (1 << 52) - 1
 _FRESH = 2  # slot state: fresh, or in the tail with sign 0 / 1 (fallback's _FRESH)
 
@@ -46,15 +48,15 @@ _TABLES = {}
 
 
 def _tables(device):
-    """The ziggurat tables on ``device``: fallback's own arrays, copied (exact)."""
+    """The ziggurat tables of ``fallback.ziggurat_tables`` on ``device``."""
     key = str(device)
     if key not in _TABLES:
-        def put(a, dtype):
-            return torch.from_numpy(a.astype(np.int64) if dtype == torch.int64 else a).to(device)
+        def put(values, np_dtype):
+            return torch.from_numpy(np.array(values, dtype=np_dtype)).to(device)
         _TABLES[key] = {
-            "W32": put(_fb._W32, torch.float32), "K32": put(_fb._K32, torch.int64),
-            "F32": put(_fb._F32, torch.float32), "W64": put(_fb._W64, torch.float64),
-            "K64": put(_fb._K64, torch.int64), "F64": put(_fb._F64, torch.float64),
+            "W32": put(zt.W_F32, np.float32), "K32": put(zt.K_F32, np.int64),
+            "F32": put(zt.F_F32, np.float32), "W64": put(zt.W_F64, np.float64),
+            "K64": put(zt.K_F64, np.int64), "F64": put(zt.F_F64, np.float64),
         }
     return _TABLES[key]
 
@@ -289,6 +291,14 @@ def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled, words=None
     """Standard normals scaled by ``scale`` and shifted by ``loc`` (docs/spec.md 5).
 
     ``out`` is a flat torch tensor of dtype ``fmt``; params are plan_normal's.
+
+    >>> import torch, ascend_rand
+    >>> from ascend_rand.distributions.normal import plan_normal
+    >>> out = torch.empty(5, dtype=torch.float32)
+    >>> normal(out, 1234, 0, 0, *plan_normal(5, "float32", 0.0, 1.0, "ziggurat").params)
+    >>> host = ascend_rand.stateless.normal(5, 1234, backend="numpy")
+    >>> bool((out.numpy() == host).all())
+    True
     """
     stream = (key, ctr_lo, ctr_hi)
     per = 2 if fmt == "float64" else 1
@@ -352,6 +362,16 @@ def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, 
 
     ``out`` is a flat torch tensor of dtype ``fmt``; params are
     plan_truncated_normal's (a, b, width, m2, lam already in working precision).
+
+    >>> import torch, ascend_rand
+    >>> from ascend_rand.distributions.normal import plan_truncated_normal
+    >>> out = torch.empty(5, dtype=torch.float64)
+    >>> plan = plan_truncated_normal(5, "float64", 0.0, 1.0, 3.0, float("inf"))
+    >>> truncated_normal(out, 7, 0, 0, *plan.params)
+    >>> host = ascend_rand.stateless.truncated_normal(5, 7, a=3.0, b=float("inf"),
+    ...                                               dtype="float64", backend="numpy")
+    >>> bool((out.numpy() == host).all()), bool((out >= 3.0).all())
+    (True, True)
     """
     stream = (key, ctr_lo, ctr_hi)
     f64 = fmt == "float64"

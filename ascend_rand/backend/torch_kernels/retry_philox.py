@@ -69,7 +69,13 @@ def blocks_at(key, ctr_lo, ctr_hi, offsets):
 
 
 def words(key, ctr_lo, ctr_hi, first_word, n, device):
-    """32-bit words ``first_word .. first_word + n - 1`` of the stream, an int64 tensor."""
+    """32-bit words ``first_word .. first_word + n - 1`` of the stream, an int64 tensor.
+
+    >>> import ascend_rand
+    >>> w = words(5, 2**64 - 1, 0, 2, 3, "cpu")
+    >>> w.tolist() == ascend_rand.stateless.raw(5, 5, (2**64 - 1, 0), backend="numpy")[2:].tolist()
+    True
+    """
     first_block, skip = divmod(first_word, 4)
     base = (ctr_lo + (ctr_hi << 64) + first_block) & ((1 << 128) - 1)
     nblocks = (skip + n + 3) // 4
