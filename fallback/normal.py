@@ -38,6 +38,12 @@ _LAYER = np.uint32(0xFF)
 _ONE = np.uint32(1)
 _S32 = np.uint64(32)
 
+# Box-Muller's constants (docs/spec.md 5.4): the floor of u1 and 2*pi, per working precision.
+BOX_MULLER_U1_MIN_F32 = np.float32(1e-7)
+BOX_MULLER_TWO_PI_F32 = np.float32(6.2831855)
+BOX_MULLER_U1_MIN_F64 = 1e-7
+BOX_MULLER_TWO_PI_F64 = 6.283185307179586
+
 METHOD_ZIGGURAT = 0
 METHOD_UNIFORM = 1
 METHOD_EXPONENTIAL = 2
@@ -202,8 +208,8 @@ def _ziggurat_f64(key, counter, start, u, keep=None):
 def _box_muller_f32(w):
     """Pairs (w[2j], w[2j+1]) -> elements 2j (sine) and 2j+1 (cosine)."""
     u1 = _unit_float32(w[0::2])
-    u1 = np.where(u1 < np.float32(1e-7), np.float32(1e-7), u1)
-    t = np.float32(6.2831855) * _unit_float32(w[1::2])
+    u1 = np.where(u1 < BOX_MULLER_U1_MIN_F32, BOX_MULLER_U1_MIN_F32, u1)
+    t = BOX_MULLER_TWO_PI_F32 * _unit_float32(w[1::2])
     r = np.sqrt(np.float32(-2.0) * detmath.log_f32(u1))
     s, c = detmath.sincos_f32(t)
     z = np.empty(w.size, dtype=np.float32)
@@ -216,8 +222,8 @@ def _box_muller_f64(w):
     """Pairs read words 4j..4j+3: two float64 uniforms."""
     q = w.reshape(-1, 4)
     u1 = _unit_float64(_join64(q[:, 0], q[:, 1]))
-    u1 = np.where(u1 < 1e-7, 1e-7, u1)
-    t = 6.283185307179586 * _unit_float64(_join64(q[:, 2], q[:, 3]))
+    u1 = np.where(u1 < BOX_MULLER_U1_MIN_F64, BOX_MULLER_U1_MIN_F64, u1)
+    t = BOX_MULLER_TWO_PI_F64 * _unit_float64(_join64(q[:, 2], q[:, 3]))
     r = np.sqrt(-2.0 * detmath.log_f64(u1))
     z = np.empty(2 * q.shape[0], dtype=np.float64)
     z[0::2] = r * detmath.sin_f64(t)
