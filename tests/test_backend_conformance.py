@@ -116,6 +116,22 @@ def test_backends_agree_and_read_exactly_plan_words(plan_name, n):
     assert len(set(results.values())) == 1, plan_name
 
 
+def test_torch_device_path_on_cpu_agrees_with_the_native_core():
+    """The torch backend's device path (torch operations), run on CPU tensors, for every
+    plan: the same bits as the host backend, from the stream and from engine words."""
+    torch_backend = pytest.importorskip("ascend_rand.backend.torch")
+    pytest.importorskip("torch")
+    ops = torch_backend.TorchBackend("cpu", cpu_kernels="torch")
+    host = backend_registry.resolve("auto")
+    for plan_name in sorted(PLANS):
+        for n in (1, 7, 1031):
+            want = result_bytes(host.run(PLANS[plan_name](n), KEY, COUNTER))
+            assert result_bytes(ops.run(PLANS[plan_name](n), KEY, COUNTER)) == want, plan_name
+            plan = PLANS[plan_name](n)
+            words = stateless.raw(plan.words, KEY, COUNTER, backend="numpy")
+            assert result_bytes(ops.run(plan, KEY, COUNTER, words=words)) == want, plan_name
+
+
 class _Forbidden:
     """A kernel table whose every entry fails: proof that a backend was not used."""
 

@@ -49,9 +49,11 @@ def same(a, b):
     return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
+@pytest.mark.parametrize("cpu_kernels", ["host", "torch"])
 @pytest.mark.parametrize("engine", ["philox", "mt19937"])
-def test_every_operation_equals_the_host_backend(engine):
-    g = ar.Generator(41, engine=engine, backend="torch")
+def test_every_operation_equals_the_host_backend(engine, cpu_kernels):
+    """CPU tensors by the host kernels, and by the device path's torch operations."""
+    g = ar.Generator(41, engine=engine, backend=torch_backend.TorchBackend("cpu", cpu_kernels))
     h = ar.Generator(41, engine=engine, backend=HOST)
     for _ in range(2):  # second round: cached plans
         for name, call in CALLS.items():

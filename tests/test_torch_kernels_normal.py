@@ -28,10 +28,8 @@ from ascend_rand.distributions.normal import (  # noqa: E402
     plan_truncated_normal,
 )
 from ascend_rand.fallback import detmath as fb  # noqa: E402
-from ascend_rand.fallback import philox as fb_philox  # noqa: E402
 from ascend_rand.backend.torch_kernels import detmath as td  # noqa: E402
 from ascend_rand.backend.torch_kernels import normal as tn  # noqa: E402
-from ascend_rand.backend.torch_kernels import retry_philox as tp  # noqa: E402
 
 NATIVE = ascend_rand.backends()["native"]["available"]
 pytestmark = pytest.mark.skipif(not NATIVE, reason="native backend unavailable")
@@ -219,27 +217,6 @@ def test_round_to_16_matches_numpy_and_ml_dtypes():
                     x.astype(np.float16), "float16")
     assert_same(tn.round_f32_to_16(xt, torch.bfloat16).to(torch.int16),
                 x.astype(ml_dtypes.bfloat16), "bfloat16")
-
-
-# == the retry Philox ==============================================================================
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_retry_philox_blocks_and_words(device):
-    """Blocks at any offsets (the retry region's, across the 2**64 and 2**128 wraps)
-    and stream words match fallback's Philox and the native raw words."""
-    rng = np.random.default_rng(3)
-    offsets = np.concatenate([rng.integers(0, 1 << 64, 2000, dtype=np.uint64),
-                              np.array([0, 1, 1 << 63, (1 << 63) + 1023, M64], dtype=np.uint64)])
-    for key, counter in [(0, (0, 0)), (M64, (M64 - 2, M64)), (12345, ((1 << 63) + 9, 3))]:
-        expected = fb_philox.blocks_at(key, counter, offsets)
-        lanes = tp.blocks_at(key, counter[0], counter[1],
-                             torch.from_numpy(offsets.view(np.int64)).to(device))
-        got = torch.stack(lanes, dim=1).cpu().numpy()
-        assert (got == expected.astype(np.int64)).all()
-        for first, n in [(0, 13), (3, 10), (5, 1)]:
-            want = stateless.raw(first + n, key, counter, "uint32", backend="native")[first:]
-            got = tp.words(key, counter[0], counter[1], first, n, device).cpu().numpy()
-            assert (got == want.astype(np.int64)).all(), (key, counter, first, n)
 
 
 # == normal ========================================================================================
@@ -478,6 +455,6 @@ def test_words_buffer_too_short():
 
 
 def test_doctests():
-    for module in (td, tn, tp):
+    for module in (td, tn):
         failed, _ = doctest.testmod(module)
         assert failed == 0, module.__name__

@@ -395,8 +395,13 @@ def host_log_f64(v):
     return torch.from_numpy(fdetmath.log_f64(v.cpu().numpy())).to(v.device)
 
 
-def test_weighted_choice_with_the_deterministic_log(device):
-    kernel = lambda *a, **kw: tperm.weighted_choice(*a, **kw, log_f64=host_log_f64)  # noqa: E731
+@pytest.mark.parametrize("log", ["host", "table"])
+def test_weighted_choice_with_the_deterministic_log(device, log):
+    """With the host's log_f64, and as the kernel table binds it (torch_kernels/detmath.py)."""
+    if log == "host":
+        kernel = lambda *a, **kw: tperm.weighted_choice(*a, **kw, log_f64=host_log_f64)  # noqa: E731
+    else:
+        kernel = tk.weighted_choice
     rng = np.random.default_rng(4)
     n = 300
     p = rng.random(n)
@@ -434,8 +439,7 @@ def test_mt19937_uniform(dtype, low, high, device):
 def test_kernel_table_names():
     from ascend_rand.backend.base import DRAW_KERNELS
     built = set(tk.__all__)
-    assert built <= set(DRAW_KERNELS)
-    assert set(DRAW_KERNELS) - built == {"normal", "truncated_normal", "weighted_choice"}
+    assert built == set(DRAW_KERNELS)
     for name in built:
         assert callable(getattr(tk, name))
 

@@ -24,7 +24,7 @@ import json
 import numpy as np
 
 from .. import _dtypes
-from .base import DRAW_KERNELS, Backend, _is_cpu, host_view
+from .base import DRAW_KERNELS, Backend, host_view
 
 _OP = "ascend_rand::fill_"
 
@@ -165,13 +165,21 @@ def _npu_state():
 
 
 class TorchBackend(Backend):
-    """torch tensors on ``device`` (default "cpu"); the same bits as the native backend."""
+    """torch tensors on ``device`` (default "cpu"); the same bits as the native backend.
+
+    ``cpu_kernels`` chooses the CPU path: "host" (the native core fills the tensor
+    in place) or "torch" (the device path's torch operations, on the CPU: how the
+    test suite holds the device code to the native core without a device).
+    """
 
     name = "torch"
     _default_device = "cpu"
 
-    def __init__(self, device=None):
+    def __init__(self, device=None, cpu_kernels="host"):
+        if cpu_kernels not in ("host", "torch"):
+            raise ValueError(f"cpu_kernels must be 'host' or 'torch', got {cpu_kernels!r}")
         self._device = device
+        self._cpu_kernels = cpu_kernels
         self._host = None
         self._fns = {}
 
@@ -212,7 +220,7 @@ class TorchBackend(Backend):
             dev = torch.device(device)
         except (RuntimeError, TypeError) as exc:
             raise ValueError(f"device {device!r} is not a torch device ({exc})") from None
-        return TorchBackend(str(dev))
+        return type(self)(str(dev), self._cpu_kernels)
 
     def _torch_device(self):
         return _torch().device(self.device)
@@ -265,11 +273,11 @@ class TorchBackend(Backend):
             out = torch.empty(plan.count, dtype=torch_dtype(plan.dtype), device=self._torch_device())
         flat = out.detach().view(-1)
         if plan.count:
-            if flat.device.type == "cpu":
+            if flat.device.type == "cpu" and self._cpu_kernels == "host":
                 fill_cpu(flat, plan.kernel, key, counter, plan.params, words)
             else:
-                params = [torch.from_numpy(p).to(flat.device) if isinstance(p, np.ndarray) else p
-                          for p in plan.params]
+                params = [torch.as_tensor(p if p.flags.writeable else p.copy(), device=flat.device)
+                          if isinstance(p, np.ndarray) else p for p in plan.params]
                 fn = self.kernel(plan.kernel)
                 if words is None:
                     fn(flat, key, counter[0], counter[1], *params)
@@ -301,6 +309,9 @@ class NpuBackend(TorchBackend):
 
     name = "npu"
     _default_device = "npu"
+
+    def __init__(self, device=None, cpu_kernels="host"):
+        super().__init__(device, cpu_kernels)
 
     @property
     def available(self):

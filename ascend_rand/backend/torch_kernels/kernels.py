@@ -16,20 +16,20 @@ not here: engines and seed derivation run on the host.
 [1713891541, 3781805453, 3159862348, 2600524760]
 """
 
+import functools
+
+from . import permutation as _permutation
 from .bernoulli import bernoulli, bernoulli_packed
 from .conversions import integers, raw, uniform
 from .mt19937 import mt19937_uniform
+from .detmath import log_f64
+from .normal import normal, truncated_normal
 from .permutation import choice_sparse, permutation
 
-# -- kernels built on the deterministic float functions (torch_kernels/detmath.py) ----------------
-# normal and truncated_normal come from torch_kernels/normal.py, and weighted_choice
-# needs detmath.log_f64 (bit-exact with fallback/detmath.py); both modules are written
-# separately.  When they exist, this is where they join the table:
-#     from .normal import normal, truncated_normal
-#     from .detmath import log_f64
-#     weighted_choice = functools.partial(permutation.weighted_choice, log_f64=log_f64)
-# (permutation.weighted_choice is complete and tested with the host log_f64; it only
-# needs a device log_f64 bound to it.)
+# The normals and the weighted choice take their logarithms, exponentials and sines
+# from detmath.py, bit-exact with fallback/detmath.py (torch.log is not the same on
+# every device).
+weighted_choice = functools.partial(_permutation.weighted_choice, log_f64=log_f64)
 
 __all__ = [
     "bernoulli",
@@ -37,7 +37,10 @@ __all__ = [
     "choice_sparse",
     "integers",
     "mt19937_uniform",
+    "normal",
     "permutation",
     "raw",
+    "truncated_normal",
     "uniform",
+    "weighted_choice",
 ]

@@ -20,8 +20,8 @@ import torch
 from ...fallback import normal as _fb
 from ...fallback import ziggurat_tables as zt
 from . import detmath
-# TEMPORARY: switch to torch_kernels.philox's functions at merge time (see retry_philox).
-from .retry_philox import as_int64, blocks_at, words as stream_words
+from . import philox
+from .philox import as_int64
 
 RETRY_BASE = _fb.RETRY_BASE
 RETRY_SHIFT = _fb.RETRY_SHIFT
@@ -67,7 +67,7 @@ def retry_blocks(key, ctr_lo, ctr_hi, element, attempt):
     Returns its four lanes (int64 tensors of 32-bit words).
     """
     offsets = (element << RETRY_SHIFT) + as_int64(RETRY_BASE + attempt)
-    return blocks_at(key, ctr_lo, ctr_hi, offsets)
+    return philox.blocks_at(key, (ctr_lo, ctr_hi), offsets).unbind(1)
 
 
 def _join64(hi, lo):
@@ -282,7 +282,7 @@ def _chunks(key, ctr_lo, ctr_hi, nwords, per, words, device):
     for begin in range(0, nwords, step):
         count = min(step, nwords - begin)
         if words is None:
-            yield begin // per, stream_words(key, ctr_lo, ctr_hi, begin, count, device)
+            yield begin // per, philox.words(key, (ctr_lo, ctr_hi), begin, count, device)
         else:
             yield begin // per, words[begin:begin + count].to(device=device, dtype=torch.int64)
 

@@ -112,6 +112,17 @@ def _check_key_counter(key, counter):
     return checked
 
 
+def as_int64(value):
+    """The int64 holding the bit pattern of a uint64 Python int (how uint64 offsets and
+    counters live in int64 tensors).
+
+    >>> as_int64(2**64 - 1)
+    -1
+    """
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >> 63 else value
+
+
 def blocks(key, counter, first_block, nblocks, device):
     """Philox outputs for counters ``C + first_block .. C + first_block + nblocks - 1``.
 
