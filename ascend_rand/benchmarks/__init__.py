@@ -3,7 +3,9 @@
 ``uniform`` (uniform float32/16/bfloat16/64, raw uint32 words),
 ``distributions`` (normal and truncated normal float32, packed dropout masks)
 ``mt19937`` (the MT19937 engine: raw words, float64, ``advance``, stream
-building) and ``smalldraws`` (the per-call cost of 16-element draws) time ascend_rand against numpy measured alongside, and against
+building), ``smalldraws`` (the per-call cost of 16-element draws) and
+``torch_backend`` (torch tensors against the native backend and torch's own
+generators) time ascend_rand against numpy measured alongside, and against
 randomgen, torch and a g++-built std::mt19937 where those are present: a
 missing peer is a table row saying why, never an error.  ``harness`` holds what
 they share; ``plot`` draws their rows (it needs matplotlib).
@@ -19,11 +21,11 @@ import sys
 import time
 from pathlib import Path
 
-from . import distributions, harness, mt19937, smalldraws, uniform
+from . import distributions, harness, mt19937, smalldraws, torch_backend, uniform
 
 # The order ``ascend-rand bench`` runs them in.
 BENCHMARKS = {"uniform": uniform, "distributions": distributions, "mt19937": mt19937,
-              "smalldraws": smalldraws}
+              "smalldraws": smalldraws, "torch_backend": torch_backend}
 
 
 def add_arguments(parser):
@@ -38,7 +40,8 @@ def add_arguments(parser):
     parser.add_argument("--json", metavar="PATH",
                         help="also write the results (every row, the targets, the machine) as "
                              "JSON; with several benchmarks PATH gets '.uniform', "
-                             "'.distributions', '.mt19937' and '.smalldraws' inserted before its suffix")
+                             "'.distributions', '.mt19937', '.smalldraws' and '.torch_backend' inserted "
+                             "before its suffix")
     parser.add_argument("--markdown", action="store_true",
                         help="also print the tables as markdown (for docs/performance.md)")
     parser.add_argument("--plot", metavar="PNG",
