@@ -6,6 +6,7 @@ rule grad * mask / (1 - p).
 """
 
 import copy
+import importlib
 import math
 import subprocess
 import sys
@@ -18,9 +19,9 @@ torch = pytest.importorskip("torch")
 
 import ascend_rand as ar  # noqa: E402
 from ascend_rand.torch import Dropout, dropout  # noqa: E402
-from ascend_rand.torch import dropout as dropout_module  # noqa: E402,F401
+from ascend_rand.torch._common import DTYPE_NAMES  # noqa: E402
 
-_dm = sys.modules["ascend_rand.torch.dropout"]
+_dm = importlib.import_module("ascend_rand.torch.dropout")
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 MODES = ["packed", "regenerate"]
@@ -114,15 +115,31 @@ def test_keep_probability_is_one_minus_p():
 # -- the unpack ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n", [0, 1, 7, 8, 127, 128, 129, 1000, 4096])
-def test_unpack_matches_unpack_mask(n):
+def test_torch_unpack_matches_unpack_mask(n):
     rng = np.random.default_rng(n)
     nbytes = math.ceil(n / 128) * 16
     mask = rng.integers(0, 256, nbytes, dtype=np.uint8)
-    expected = ar.unpack_mask(mask, n).astype(np.uint8)
-    for unpack in (_dm._unpack_keep, _dm._unpack_keep_torch):
-        got = unpack(torch.from_numpy(mask.copy()), n)
-        assert got.dtype == torch.uint8 and got.shape == (n,)
-        np.testing.assert_array_equal(got.numpy(), expected)
+    got = _dm._unpack_keep_torch(torch.from_numpy(mask), n)
+    assert got.dtype == torch.uint8 and got.shape == (n,)
+    np.testing.assert_array_equal(got.numpy(), ar.unpack_mask(mask, n).astype(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_device_and_chunked_paths_equal_apply_mask(dtype, monkeypatch):
+    # the device path (whole tensor, torch unpack) run on CPU tensors, and the CPU path
+    # with chunks small enough that 1050 elements take 5 of them, the last one partial
+    x = special_input((1050,), dtype, seed=9)
+    mask = ar.Generator(3).dropout_mask(1050, 0.3)
+    expected = ar.apply_mask(to_numpy(x), mask, 0.3)
+    name = DTYPE_NAMES[dtype]
+    whole = _dm._apply_whole(x, torch.from_numpy(mask), _dm._scale(0.3, name), name)
+    assert_same(to_numpy(whole), expected)
+    monkeypatch.setattr(_dm, "_CHUNK", 256)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    assert_same(to_numpy(dropout(x, 0.3, generator=ar.Generator(3))), expected)
+    xt = x.reshape(35, 30).t()  # not contiguous: chunks follow its row-major order
+    yt = dropout(xt, 0.3, generator=ar.Generator(3))
+    assert_same(to_numpy(yt), ar.apply_mask(to_numpy(xt.contiguous()), mask, 0.3))
 
 
 # -- packed and regenerate -------------------------------------------------------------------------
@@ -384,4 +401,5 @@ def test_cuda_matches_cpu(mode, dtype):
     (gc,) = torch.autograd.grad(yc, xc, grad.cuda())
     assert_same(to_numpy(gc), to_numpy(g))
     mask = torch.from_numpy(ar.Generator(5).dropout_mask(999, 0.3))
-    assert torch.equal(_dm._unpack_keep(mask.cuda(), 999).cpu(), _dm._unpack_keep(mask, 999))
+    assert torch.equal(_dm._unpack_keep_torch(mask.cuda(), 999).cpu(),
+                       _dm._unpack_keep_torch(mask, 999))

@@ -68,20 +68,9 @@ def _regenerate_mask(key, counter, n, p, device, backend="auto"):
         stateless.dropout_mask(n, key, p, counter, backend=backend)).to(device)
 
 
-def _unpack_keep(mask, n):
-    """Bits 0 .. n-1 of a packed mask as a uint8 tensor of 0 (drop) / 1 (keep) on its device.
-
-    On the CPU NumPy's unpackbits (the host's mask, unpacked in place, many
-    times faster than torch's byte operations there); on other devices
-    ``_unpack_keep_torch``.
-    """
-    if mask.device.type == "cpu":
-        return torch.from_numpy(np.unpackbits(mask.numpy(), count=n, bitorder="little"))
-    return _unpack_keep_torch(mask, n)
-
-
 def _unpack_keep_torch(mask, n):
-    """``_unpack_keep`` in torch operations on the mask's device: shifts and a mask, no loop."""
+    """Bits 0 .. n-1 of a packed mask as uint8 0 (drop) / 1 (keep), by torch operations on the
+    mask's device: shifts and a bitwise and, no loop.  (The CPU path unpacks with NumPy.)"""
     shifts = torch.arange(8, dtype=torch.uint8, device=mask.device)
     bits = torch.bitwise_right_shift(mask.reshape(-1, 1), shifts)  # (bytes, 8): bit k of byte j
     bits.bitwise_and_(1)
@@ -95,8 +84,48 @@ def _scale(p, dtype_name):
     return in_dtype(1.0 / (1.0 - p), dtype_name)
 
 
-def _apply(t, keep, scale, dtype_name):
-    """fl_T(t * scale) where ``keep`` is 1, +0 where it is 0: apply_mask's arithmetic.
+# Elements per step and thread on the CPU: a thread's share of a chunk (1 MiB of float32)
+# and its mask stay in its cache between the scaling and the masking, so each element
+# crosses memory once; a multiple of 8, so that every chunk starts on a mask byte.
+_CHUNK = 1 << 18
+
+
+def _apply(t, mask, scale, dtype_name):
+    """fl_T(t * scale) where bit i of the packed ``mask`` is 1, +0 where it is 0 (t's shape)."""
+    if t.device.type == "cpu":
+        return _apply_chunked(t, mask, scale, dtype_name)
+    return _apply_whole(t, mask, scale, dtype_name)
+
+
+def _apply_whole(t, mask, scale, dtype_name):
+    """``_apply`` on a device: the whole tensor at once, the mask unpacked there by torch."""
+    values = _scale_into(t, scale, dtype_name)
+    return _zero_dropped(values, _unpack_keep_torch(mask, t.numel()).view(values.shape))
+
+
+def _apply_chunked(t, mask, scale, dtype_name):
+    """``_apply`` on the CPU, ``_CHUNK`` elements per thread at a time (a contiguous result).
+
+    The host mask is unpacked chunk by chunk with NumPy's unpackbits (many
+    times faster than torch's byte operations on the CPU).
+    """
+    n = t.numel()
+    flat = t.reshape(-1)
+    out = torch.empty(n, dtype=t.dtype)
+    host_mask = mask.numpy()
+    # One chunk per thread's share: few parallel regions, each thread's part in its cache.
+    chunk = _CHUNK * max(1, torch.get_num_threads())
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        keep = np.unpackbits(host_mask[start // 8:(stop + 7) // 8], count=stop - start,
+                             bitorder="little")
+        values = _scale_into(flat[start:stop], scale, dtype_name, out[start:stop])
+        _zero_dropped(values, torch.from_numpy(keep))
+    return out.view(t.shape)
+
+
+def _scale_into(t, scale, dtype_name, out=None):
+    """fl_T(t * scale) elementwise, one rounding of the exact product (docs/spec.md 4.7).
 
     float32 / float64: one IEEE multiplication in T (the scale is exact in T).
     float16 / bfloat16: the product is formed in float32 and rounded once to
@@ -105,16 +134,21 @@ def _apply(t, keep, scale, dtype_name):
     is no smaller than 2**-140, inside float32's range; a product beyond
     float32's range is beyond T's too, so infinity is right.  One rounding of
     the exact product is ``_product_16`` of bernoulli.py.
-
-    Dropped elements: their bits are multiplied by 0 as integers, which gives
-    +0 whatever the element held (inf and NaN included: a float product with
-    0 would give NaN or -0); kept bits are multiplied by 1.
     """
     if dtype_name in ("float16", "bfloat16"):
         values = torch.mul(t.float(), scale).to(t.dtype)
-    else:
-        values = torch.mul(t, scale)
-    values.view(_BITS[values.dtype]).mul_(keep.view(values.shape))
+        return values if out is None else out.copy_(values)
+    return torch.mul(t, scale) if out is None else torch.mul(t, scale, out=out)
+
+
+def _zero_dropped(values, keep):
+    """Set ``values`` (a fresh tensor) to +0 where ``keep`` (uint8 0/1, same shape) is 0.
+
+    The elements' bits are multiplied by keep as integers: a dropped element
+    becomes +0 whatever it held (inf and NaN included: a float product with 0
+    would give NaN or -0), a kept one keeps its bits.
+    """
+    values.view(_BITS[values.dtype]).mul_(keep)
     return values
 
 
@@ -141,7 +175,7 @@ class _DropoutFunction(torch.autograd.Function):
             key, counter, backend = ctx.stream
             mask = _regenerate_mask(key, counter, n, p, x.device, backend)
         ctx.scale = _scale(p, dtype_name)
-        return _apply(x, _unpack_keep(mask, n), ctx.scale, dtype_name)
+        return _apply(x, mask, ctx.scale, dtype_name)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -153,8 +187,7 @@ class _DropoutFunction(torch.autograd.Function):
         else:
             key, counter, backend = ctx.stream
             mask = _regenerate_mask(key, counter, ctx.n, ctx.p, grad.device, backend)
-        keep = _unpack_keep(mask, ctx.n)
-        return _apply(grad, keep, ctx.scale, ctx.dtype_name), None, None, None
+        return _apply(grad, mask, ctx.scale, ctx.dtype_name), None, None, None
 
 
 # -- the public functions --------------------------------------------------------------------------
