@@ -105,17 +105,21 @@ def _apply_whole(t, mask, scale, dtype_name):
 
 
 def _apply_chunked(t, mask, scale, dtype_name):
-    """``_apply`` on the CPU, ``_CHUNK`` elements per thread at a time (a contiguous result).
+    """``_apply`` on the CPU, ``_CHUNK`` elements per thread at a time.
 
     The host mask is unpacked chunk by chunk with NumPy's unpackbits (many
     times faster than torch's byte operations on the CPU).
     """
     n = t.numel()
-    flat = t.reshape(-1)
-    out = torch.empty(n, dtype=t.dtype)
     host_mask = mask.numpy()
     # One chunk per thread's share: few parallel regions, each thread's part in its cache.
     chunk = _CHUNK * max(1, torch.get_num_threads())
+    if n <= chunk:  # one step: t's own layout, no slicing
+        keep = np.unpackbits(host_mask, count=n, bitorder="little")
+        values = _scale_into(t, scale, dtype_name)
+        return _zero_dropped(values, torch.from_numpy(keep).view(values.shape))
+    flat = t.reshape(-1)
+    out = torch.empty(n, dtype=t.dtype)
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
         keep = np.unpackbits(host_mask[start // 8:(stop + 7) // 8], count=stop - start,
