@@ -468,3 +468,13 @@ def test_reset_parameters_bad_input():
         lazy = nn.LazyLinear(3)
     with pytest.raises(ValueError, match="lazy"):
         reset_parameters(lazy, ar.Generator(0))
+
+
+def test_docstring_examples():
+    import doctest
+    import importlib
+
+    for name in ("ascend_rand.torch", "ascend_rand.torch.dropout", "ascend_rand.torch.init",
+                 "ascend_rand.torch.reset"):
+        failed, attempted = doctest.testmod(importlib.import_module(name))[:2]
+        assert attempted > 0 and failed == 0, name

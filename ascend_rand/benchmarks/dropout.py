@@ -119,7 +119,7 @@ def _target(rows, n):
     return target
 
 
-# -- output: this benchmark's own columns (time and saved bytes, against torch) ---------------------
+# -- output: this benchmark's own columns (time and saved bytes, against torch) ------------------
 
 COLUMNS = ("n", "implementation", "call", "threads", "fwd+bwd ms", "G elements/s", "saved bytes",
            "vs torch")

@@ -44,7 +44,7 @@ _TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64,
 # -- the draw and the copy -------------------------------------------------------------------------
 
 def _draw(generator, method, shape, dtype_name, **params):
-    """One host draw: ``generator.<method>(size=shape, dtype=dtype_name, **params)`` as a CPU tensor.
+    """One host draw, ``generator.<method>(size=shape, dtype=dtype_name, **params)``, on the CPU.
 
     The one place values are drawn: a device backend replaces this function.
     """
@@ -88,6 +88,11 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     The draw is in the tensor's dtype: fl(fl(u * fl(b - a)) + a) there
     (docs/spec.md section 3).  ``a == b`` fills the constant a and draws
     nothing (torch allows it; a Generator draw needs a < b).
+
+    >>> import torch, ascend_rand as ar
+    >>> t = uniform_(torch.empty(3, dtype=torch.bfloat16), -2.0, 2.0, generator=ar.Generator(1))
+    >>> bool(((t >= -2) & (t < 2)).all())
+    True
     """
     what = "uniform_"
     dtype_name, generator = _prepare(tensor, generator, what)
@@ -104,6 +109,11 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
     Ziggurat normals; float16/bfloat16 are computed in float32 and rounded
     once (docs/spec.md section 5).
+
+    >>> import torch, ascend_rand as ar
+    >>> t = normal_(torch.empty(2, 2, dtype=torch.float64), 1.0, 0.5, generator=ar.Generator(2))
+    >>> t.tolist() == ar.Generator(2).normal(1.0, 0.5, (2, 2), dtype="float64").tolist()
+    True
     """
     dtype_name, generator = _prepare(tensor, generator, "normal_")
     return _fill_(tensor, _draw(generator, "normal", tuple(tensor.shape), dtype_name,
@@ -134,6 +144,12 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     (bfloat16 and b = 0.3: draws in (0.2995, 0.3] round up to 0.30078125).
     It moves only values within one rounding of a bound, onto the nearest
     value inside.  Every value of the result lies in [a, b].
+
+    >>> import torch, ascend_rand as ar
+    >>> t = trunc_normal_(torch.empty(1000, dtype=torch.bfloat16), 0.0, 1.0, -0.3, 0.3,
+    ...                   generator=ar.Generator(3))
+    >>> -0.3 <= t.min().item() and t.max().item() <= 0.3
+    True
     """
     what = "trunc_normal_"
     dtype_name, generator = _prepare(tensor, generator, what)
@@ -154,7 +170,13 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 # -- Xavier (Glorot) and Kaiming (He) --------------------------------------------------------------
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
-    """U(-bound, bound), bound = gain * sqrt(6 / (fan_in + fan_out)) (as torch: sqrt(3) * std)."""
+    """U(-bound, bound), bound = gain * sqrt(6 / (fan_in + fan_out)) (as torch: sqrt(3) * std).
+
+    >>> import torch, ascend_rand as ar
+    >>> w = xavier_uniform_(torch.empty(30, 20), generator=ar.Generator(4))
+    >>> w.abs().max().item() < (6 / 50) ** 0.5
+    True
+    """
     float_dtype_name(tensor, "tensor", "xavier_uniform_")
     fan_in, fan_out = _fans(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
@@ -163,7 +185,13 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
-    """N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out))."""
+    """N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out)).
+
+    >>> import torch, ascend_rand as ar
+    >>> w = xavier_normal_(torch.empty(200, 300), generator=ar.Generator(5))
+    >>> round(w.std().item() / (2 / 500) ** 0.5, 1)
+    1.0
+    """
     float_dtype_name(tensor, "tensor", "xavier_normal_")
     fan_in, fan_out = _fans(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
@@ -179,6 +207,11 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
 
     A tensor with a zero dimension is left as it is, with torch's warning,
     and nothing is drawn.
+
+    >>> import torch, ascend_rand as ar
+    >>> w = kaiming_uniform_(torch.empty(8, 16), nonlinearity="relu", generator=ar.Generator(6))
+    >>> w.abs().max().item() < (3 ** 0.5) * (2 ** 0.5) / 4
+    True
     """
     float_dtype_name(tensor, "tensor", "kaiming_uniform_")
     if 0 in tensor.shape:
@@ -189,7 +222,14 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    """N(0, std^2), std = gain / sqrt(fan).  Zero-element tensors: as kaiming_uniform_."""
+    """N(0, std^2), std = gain / sqrt(fan).  Zero-element tensors: as kaiming_uniform_.
+
+    >>> import torch, ascend_rand as ar
+    >>> w = kaiming_normal_(torch.empty(400, 100), mode="fan_in", nonlinearity="relu",
+    ...                     generator=ar.Generator(7))
+    >>> round(w.std().item() / (2 / 100) ** 0.5, 1)
+    1.0
+    """
     float_dtype_name(tensor, "tensor", "kaiming_normal_")
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
@@ -212,6 +252,11 @@ def orthogonal_(tensor, gain=1, generator=None):
     tensor's device; it does on the host's LAPACK, up to rounding
     (a few float64 ulps, rarely visible after rounding to float32).  Empty
     tensors are left as they are and nothing is drawn.
+
+    >>> import torch, ascend_rand as ar
+    >>> q = orthogonal_(torch.empty(3, 5, dtype=torch.float64), generator=ar.Generator(8))
+    >>> torch.allclose(q @ q.T, torch.eye(3, dtype=torch.float64))
+    True
     """
     what = "orthogonal_"
     dtype_name, generator = _prepare(tensor, generator, what)

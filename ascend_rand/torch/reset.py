@@ -16,7 +16,7 @@ from . import init
 from ._common import generator_or_default
 
 
-# -- torch's default schemes, as steps ---------------------------------------------------------------
+# -- torch's default schemes, as steps ------------------------------------------------------------
 # A scheme maps a module to its steps [(parameter name, step)], in draw order;
 # ``step(generator)`` initialises that parameter.  Nothing is drawn while the
 # steps are built, so an unknown layer anywhere fails before any draw.
