@@ -161,6 +161,17 @@ def test_packed_and_regenerate_agree(dtype):
     assert genp.state == genr.state == {"engine": "philox", "seed": 77, "offset": 2}
 
 
+@pytest.mark.parametrize("backend", ["numpy", "auto"])
+def test_modes_agree_on_every_backend(backend):
+    x = torch.randn(2000, requires_grad=True)
+    out = [dropout(x, 0.6, generator=ar.Generator(13, backend=backend), mode=mode)
+           for mode in MODES]
+    assert_same(to_numpy(out[0]), to_numpy(out[1]))
+    assert_same(to_numpy(out[0]), reference(x.detach(), ar.Generator(13, backend="numpy"), 0.6))
+    grads = [torch.autograd.grad(y, x, torch.ones(2000))[0] for y in out]
+    assert_same(to_numpy(grads[0]), to_numpy(grads[1]))
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_generator_advances_by_one_draw(mode):
     g, twin = ar.Generator(9), ar.Generator(9)
