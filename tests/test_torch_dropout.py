@@ -161,8 +161,9 @@ def test_packed_and_regenerate_agree(dtype):
     assert genp.state == genr.state == {"engine": "philox", "seed": 77, "offset": 2}
 
 
-@pytest.mark.parametrize("backend", ["numpy", "auto"])
+@pytest.mark.parametrize("backend", ["numpy", "auto", "torch"])
 def test_modes_agree_on_every_backend(backend):
+    # backend "torch": the Generator returns tensors (here CPU ones; on a GPU its device's)
     x = torch.randn(2000, requires_grad=True)
     out = [dropout(x, 0.6, generator=ar.Generator(13, backend=backend), mode=mode)
            for mode in MODES]
@@ -411,6 +412,10 @@ def test_cuda_matches_cpu(mode, dtype):
     (g,) = torch.autograd.grad(y, x, grad)
     (gc,) = torch.autograd.grad(yc, xc, grad.cuda())
     assert_same(to_numpy(gc), to_numpy(g))
+    for mode_ in MODES:  # a Generator drawing on the GPU itself (the torch backend)
+        yd = dropout(xc, 0.3, generator=ar.Generator(5, backend="torch", device="cuda"),
+                     mode=mode_)
+        assert_same(to_numpy(yd), to_numpy(y))
     mask = torch.from_numpy(ar.Generator(5).dropout_mask(999, 0.3))
     assert torch.equal(_dm._unpack_keep_torch(mask.cuda(), 999).cpu(),
                        _dm._unpack_keep_torch(mask, 999))

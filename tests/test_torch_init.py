@@ -86,6 +86,22 @@ def test_non_contiguous_and_parameter_tensors():
     assert_bits(param, ar.Generator(3).normal(size=(2, 3)))
 
 
+@pytest.mark.parametrize("name", list(DTYPES))
+def test_torch_backend_generator_gives_the_same_values(name):
+    # a Generator on the torch backend returns tensors: the same bits as the host's
+    for fn in (init.uniform_, init.normal_, init.trunc_normal_, init.orthogonal_,
+               init.kaiming_uniform_):
+        host = fn(torch.empty(6, 5, dtype=DTYPES[name]), generator=ar.Generator(31))
+        dev = fn(torch.empty(6, 5, dtype=DTYPES[name]),
+                 generator=ar.Generator(31, backend="torch"))
+        assert_bits(dev, to_numpy(host))
+    model_a, model_b = small_model(), small_model()
+    reset_parameters(model_a, ar.Generator(4))
+    reset_parameters(model_b, ar.Generator(4, backend="torch"))
+    for (name_, a), (_, b) in zip(model_a.state_dict().items(), model_b.state_dict().items()):
+        assert torch.equal(a, b), name_
+
+
 def test_uniform_with_equal_bounds_fills_without_drawing():
     g = ar.Generator(1)
     t = init.uniform_(torch.empty(4), 0.0, 0.0, generator=g)
@@ -372,6 +388,9 @@ def test_init_on_cuda_equals_cpu():
         cpu = fn(torch.empty(9, 7), generator=ar.Generator(4))
         gpu = fn(torch.empty(9, 7, device="cuda"), generator=ar.Generator(4))
         assert torch.equal(cpu, gpu.cpu())
+        on_device = fn(torch.empty(9, 7, device="cuda"),
+                       generator=ar.Generator(4, backend="torch", device="cuda"))
+        assert torch.equal(cpu, on_device.cpu())
 
 
 def test_reset_parameters_more_layers():

@@ -2,9 +2,10 @@
 
 Imported on its own (``import ascend_rand.torch``): ``import ascend_rand``
 never imports torch.  Every random value comes from an ``ascend_rand.Generator``
-(None: ``ascend_rand.default_generator()``), is drawn on the host and copied
-to the tensor's device, so it is the same on CPU, CUDA and Ascend NPUs and
-never touches torch's own random state.
+(None: ``ascend_rand.default_generator()``), is drawn by its backend (on the
+host, or on a device for ``backend="torch"``) and copied to the tensor's
+device, so it is the same on CPU, CUDA and Ascend NPUs and never touches
+torch's own random state.
 
 - ``dropout`` / ``Dropout``: torch_npu-format packed keep masks, applied as
   Ascend's DropOutDoMask; backward keeps the packed mask (n / 8 bytes) or

@@ -1,7 +1,8 @@
 """What the torch front end shares: argument checks and the host-to-tensor bridge.
 
-Draws are made on the host by ascend_rand's backends (native or NumPy), then
-copied to the tensor's device, so a value never depends on where the tensor
+Draws are made by the Generator's backend (native or NumPy on the host, or
+the torch backend on its device), then copied to the tensor's device; every
+backend draws the same bits, so a value never depends on where the tensor
 lives.  The conversions here are the one place NumPy arrays become tensors.
 """
 
@@ -49,11 +50,19 @@ def generator_or_default(generator, what):
         f"got {type(generator).__name__}")
 
 
+def is_tensor_backend(name):
+    """Whether a Generator on backend ``name`` returns torch tensors ("torch", "npu")."""
+    return name not in ("native", "numpy")
+
+
 def host_tensor(values):
-    """A NumPy array from an ascend_rand draw as a CPU tensor sharing its memory.
+    """A draw's result as a tensor: a NumPy array becomes a CPU tensor sharing its memory; a
+    tensor (from the torch backend, on its device) is returned as it is.
 
     torch has no NumPy bfloat16: ml_dtypes' bfloat16 goes through its int16 bits.
     """
+    if isinstance(values, torch.Tensor):
+        return values
     if values.dtype.name == "bfloat16":
         return torch.from_numpy(values.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(values)

@@ -16,8 +16,9 @@ What backward keeps between the passes is the ``mode``:
 
 Both modes apply the same mask for the same Generator state and advance the
 Generator by exactly one draw per call in training with ``p > 0``.  Masks
-are drawn on the host today and copied to x's device: ``_draw_mask`` and
-``_regenerate_mask`` are the two places a device backend replaces.
+are drawn where the Generator draws (the host for the native and NumPy
+backends, its device for a ``backend="torch"`` Generator) and copied to x's
+device: ``_draw_mask`` and ``_regenerate_mask`` are the only two places.
 """
 
 import numpy as np
@@ -28,7 +29,7 @@ from ..backend import resolve as resolve_backend
 from ..distributions.bernoulli import plan_dropout_mask, probability
 from ..distributions.uniform import in_dtype
 from ..engines import Philox
-from ._common import float_dtype_name, generator_or_default
+from ._common import float_dtype_name, generator_or_default, host_tensor, is_tensor_backend
 
 MODES = ("packed", "regenerate")
 
@@ -44,9 +45,10 @@ def _draw_mask(generator, n, p, device):
     """One draw of the packed keep mask of ``n`` elements from ``generator``, on ``device``.
 
     A uint8 tensor of ceil(n / 128) * 16 bytes (bit i = element i, least
-    significant bit first), drawn on the host and copied.
+    significant bit first), drawn where the Generator draws (the host, or
+    the device of a torch-backend Generator) and copied to ``device``.
     """
-    return torch.from_numpy(generator.dropout_mask(n, p)).to(device)
+    return host_tensor(generator.dropout_mask(n, p)).to(device)
 
 
 def _reserve_draw(generator, n, p):
@@ -62,10 +64,14 @@ def _reserve_draw(generator, n, p):
     return key, counter
 
 
-def _regenerate_mask(key, counter, n, p, device, backend="auto"):
-    """The packed keep mask of the draw at (key, counter), drawn again, on ``device``."""
-    return torch.from_numpy(
-        stateless.dropout_mask(n, key, p, counter, backend=backend)).to(device)
+def _regenerate_mask(key, counter, n, p, device, backend="auto", backend_device=None):
+    """The packed keep mask of the draw at (key, counter), drawn again, on ``device``.
+
+    Drawn by ``backend`` (on ``backend_device`` for the torch backends), as
+    the Generator drew it the first time; every backend gives the same bits.
+    """
+    mask = stateless.dropout_mask(n, key, p, counter, backend=backend, device=backend_device)
+    return host_tensor(mask).to(device)
 
 
 def _unpack_keep_torch(mask, n):
@@ -169,7 +175,9 @@ class _DropoutFunction(torch.autograd.Function):
             mask = _draw_mask(generator, n, p, x.device)
         else:
             key, counter = _reserve_draw(generator, n, p)
-            ctx.stream = (key, counter, generator.backend)
+            backend = generator.backend
+            ctx.stream = (key, counter, backend,
+                          generator.device if is_tensor_backend(backend) else None)
         if p == 1.0:  # every element dropped: the draw is made, nothing is kept
             ctx.all_dropped = True
             return torch.zeros_like(x)
@@ -177,8 +185,7 @@ class _DropoutFunction(torch.autograd.Function):
         if mode == "packed":
             ctx.save_for_backward(mask)
         else:
-            key, counter, backend = ctx.stream
-            mask = _regenerate_mask(key, counter, n, p, x.device, backend)
+            mask = _regenerate_mask(*ctx.stream[:2], n, p, x.device, *ctx.stream[2:])
         ctx.scale = _scale(p, dtype_name)
         return _apply(x, mask, ctx.scale, dtype_name)
 
@@ -190,8 +197,7 @@ class _DropoutFunction(torch.autograd.Function):
         if ctx.mode == "packed":
             (mask,) = ctx.saved_tensors
         else:
-            key, counter, backend = ctx.stream
-            mask = _regenerate_mask(key, counter, ctx.n, ctx.p, grad.device, backend)
+            mask = _regenerate_mask(*ctx.stream[:2], ctx.n, ctx.p, grad.device, *ctx.stream[2:])
         return _apply(grad, mask, ctx.scale, ctx.dtype_name), None, None, None
 
 

@@ -4,9 +4,10 @@ Same names, arguments and formulas as ``torch.nn.init`` (bounds, gains and
 fans computed as torch computes them), plus the keyword ``generator=``: an
 ``ascend_rand.Generator``, None for ``ascend_rand.default_generator()``.  Each
 function makes one draw (``uniform``, ``normal``, ``truncated_normal`` of the
-Generator) in the tensor's own dtype (float32, float64, float16, bfloat16) on
-the host, and copies it into the tensor: the values depend on the Generator
-only, never on the tensor's device, and torch's random state is untouched.
+Generator) in the tensor's own dtype (float32, float64, float16, bfloat16),
+where the Generator draws (the host; a torch-backend Generator's device), and
+copies it into the tensor: the values depend on the Generator only, never on
+the tensor's device, and torch's random state is untouched.
 Element i of the draw fills element i of the tensor in row-major order.
 
 The deterministic initialisers (``constant_``, ``ones_``, ``zeros_``,
@@ -44,15 +45,17 @@ _TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64,
 # -- the draw and the copy -------------------------------------------------------------------------
 
 def _draw(generator, method, shape, dtype_name, **params):
-    """One host draw, ``generator.<method>(size=shape, dtype=dtype_name, **params)``, on the CPU.
+    """One draw, ``generator.<method>(size=shape, dtype=dtype_name, **params)``, as a tensor.
 
-    The one place values are drawn: a device backend replaces this function.
+    The one place values are drawn: on the host (a CPU tensor) for a
+    Generator on a host backend, on its device for one on the torch backend;
+    every backend draws the same bits, so the values never depend on where.
     """
     return host_tensor(getattr(generator, method)(size=shape, dtype=dtype_name, **params))
 
 
 def _fill_(tensor, values):
-    """Copy the CPU tensor ``values`` (of tensor's shape and dtype) into ``tensor``."""
+    """Copy ``values`` (of tensor's shape and dtype, on any device) into ``tensor``."""
     with torch.no_grad():
         tensor.copy_(values)
     return tensor
@@ -267,7 +270,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    flat = _draw(generator, "normal", (rows, cols), "float64").numpy()
+    flat = _draw(generator, "normal", (rows, cols), "float64").cpu().numpy()
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
