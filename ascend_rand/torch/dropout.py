@@ -34,7 +34,7 @@ from ._common import float_dtype_name, generator_or_default, host_tensor, is_ten
 MODES = ("packed", "regenerate")
 
 # The integer dtype of each float dtype's width: dropped elements are zeroed
-# through their bits (see ``_apply``).
+# through their bits (see ``_zero_dropped``).
 _BITS = {torch.float32: torch.int32, torch.float64: torch.int64,
          torch.float16: torch.int16, torch.bfloat16: torch.int16}
 
