@@ -1,0 +1,172 @@
+"""Dropout forward + backward on the CPU: ascend_rand.torch.dropout against torch's.
+
+Run with ``ascend-rand bench --only dropout [--quick] [--json PATH]``.  Each
+row times one training step of a dropout layer on a float32 vector of n
+elements, p = 0.1: ``y = dropout(x)`` and ``torch.autograd.grad(y, x, g)``
+(no gradient accumulation), for ascend_rand's two modes ("packed": backward
+keeps the packed mask; "regenerate": backward draws it again from the
+Philox key and counter) and ``torch.nn.functional.dropout``, at 1 thread and
+at the machine's threads (torch's and ascend_rand's thread counts both set).
+Same method as the other benchmarks (harness.py): one process, one warm-up
+call, the median of several timed calls, each case bounded in time.
+
+"saved" is what autograd keeps for backward, in bytes, counted once per row
+with ``torch.autograd.graph.saved_tensors_hooks``; "vs torch" is torch's time
+at the same n and thread count divided by this row's (above 1: faster).
+Target: packed dropout forward + backward at least 4x torch's speed, keeping
+at most an eighth of the bytes torch keeps (float32, 1 thread, largest n).
+"""
+
+import sys
+
+import ascend_rand
+
+from . import harness as H
+
+Missing = H.Missing
+SEED = H.SEED
+
+P = 0.1
+DRAW = f"dropout forward+backward, float32, p {P:g}"
+SIZES = (1_000_000, 10_000_000, 100_000_000)
+QUICK_SIZES = (1_000_000, 10_000_000)
+PACKED, REGENERATE, TORCH = "ascend_rand packed", "ascend_rand regenerate", "torch F.dropout"
+TARGET_RATIO = 4.0
+TARGET_MEMORY = 1 / 8
+TARGET = ("packed dropout forward+backward at least 4x torch's speed with an eighth of its "
+          "saved memory (float32, 1 thread)")
+
+
+def _saved_bytes(torch, step):
+    """Bytes of the tensors autograd saves while ``step()`` runs its forward."""
+    sizes = []
+
+    def pack(t):
+        sizes.append(t.numel() * t.element_size())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        step()
+    return sum(sizes)
+
+
+def _peer(name, threads, saved):
+    """make(draw, n) for one implementation at ``threads``; records its saved bytes."""
+    def make(draw, n):
+        torch = H.import_torch()
+        ascend_rand.set_num_threads(threads)
+        torch.set_num_threads(threads)
+        x = torch.full((n,), 1.5, requires_grad=True)
+        grad = torch.ones(n)
+        if name == TORCH:
+            forward = lambda: torch.nn.functional.dropout(x, P, training=True)  # noqa: E731
+            method = "F.dropout"
+        else:
+            from ascend_rand.torch import dropout
+
+            mode = "packed" if name == PACKED else "regenerate"
+            gen = ascend_rand.Generator(SEED)
+            forward = lambda: dropout(x, P, generator=gen, mode=mode)  # noqa: E731
+            method = f"dropout(mode={mode!r})"
+        saved[(name, threads, n)] = _saved_bytes(torch, forward)
+        return method, lambda: torch.autograd.grad(forward(), x, grad)
+    return make
+
+
+def peers(cores, saved):
+    counts = (1, cores) if cores > 1 else (1,)
+    return [(name, t, _peer(name, t, saved)) for name in (PACKED, REGENERATE, TORCH)
+            for t in counts]
+
+
+def run(quick=False, sizes=None, reps=None, budget_s=None, log=None):
+    """Time every (n, implementation, threads); returns the JSON-ready results dict."""
+    sizes = tuple(sizes or (QUICK_SIZES if quick else SIZES))
+    reps = reps or (5 if quick else 9)
+    budget_s = budget_s if budget_s is not None else (0.5 if quick else 3.0)
+    cores = H.cores()
+    saved = {}
+    with H.thread_settings(cores) as torch_threads:
+        rows = H.measure((DRAW,), sizes, lambda draw: peers(cores, saved), reps, budget_s,
+                         torch_threads, log)
+    seconds = {(r["peer"], r["threads"], r["n"]): r["seconds"] for r in rows if "seconds" in r}
+    for r in rows:
+        if "seconds" not in r:
+            continue
+        r["saved_bytes"] = saved.get((r["peer"], r["threads"], r["n"]))
+        r["ms"] = r["seconds"] * 1e3
+        theirs = seconds.get((TORCH, r["threads"], r["n"]))
+        if theirs:
+            r["ratio"] = theirs / r["seconds"]
+    return {"machine": H.machine_info(), "quick": quick, "reps": reps, "budget_s": budget_s,
+            "torch_threads": torch_threads, "p": P, "rows": rows,
+            "targets": [_target(rows, max(sizes))]}
+
+
+def _target(rows, n):
+    ours = H.find_row(rows, DRAW, PACKED, 1, n)
+    theirs = H.find_row(rows, DRAW, TORCH, 1, n)
+    target = {"text": TARGET, "n": n, "ratio": None, "met": False}
+    if ours is None or theirs is None or "seconds" not in ours or "seconds" not in theirs:
+        return target
+    memory = ours["saved_bytes"] / theirs["saved_bytes"] if theirs["saved_bytes"] else None
+    target["ratio"] = ours["ratio"]
+    target["memory_ratio"] = memory
+    target["note"] = (f"{ours['ms']:.1f} ms vs torch {theirs['ms']:.1f} ms; saved "
+                      f"{ours['saved_bytes']:,} B vs {theirs['saved_bytes']:,} B")
+    target["met"] = (ours["ratio"] >= TARGET_RATIO and memory is not None
+                     and memory <= TARGET_MEMORY)
+    return target
+
+
+# -- output: this benchmark's own columns (time and saved bytes, against torch) ------------------
+
+COLUMNS = ("n", "implementation", "call", "threads", "fwd+bwd ms", "G elements/s", "saved bytes",
+           "vs torch")
+
+
+def cells(r):
+    if "missing" in r:
+        return (H._n(r["n"]), r["peer"], f"missing: {r['missing']}", "", "", "", "", "")
+    ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"
+    saved = "-" if r.get("saved_bytes") is None else f"{r['saved_bytes']:,}"
+    return (H._n(r["n"]), r["peer"], r["method"], str(r["threads"]), f"{r['ms']:.2f}",
+            f"{r['gsps']:.3f}", saved, ratio)
+
+
+def markdown(results):
+    """The table as GitHub markdown, for docs/performance.md."""
+    head = "| " + " | ".join(COLUMNS) + " |\n" + "|---" * len(COLUMNS) + "|"
+    lines = [H.title(results), "", f"{DRAW}", "", head]
+    lines += ["| " + " | ".join(cells(r)) + " |" for r in results["rows"]]
+    lines.append("")
+    lines += [H.verdict(t) for t in results["targets"]]
+    return "\n".join(lines) + "\n"
+
+
+def print_results(results, file=None):
+    try:
+        from rich import box
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        out = file or sys.stdout
+        print(H.title(results), file=out)
+        print(DRAW, file=out)
+        for r in results["rows"]:
+            print("  " + " | ".join(cells(r)), file=out)
+        return
+    console = Console(file=file)
+    if not console.is_terminal:
+        console.width = max(console.width, 120)
+    console.print(H.title(results))
+    table = Table(title=DRAW, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                  caption="saved: bytes autograd keeps for backward; vs torch: torch's time "
+                          "at the same n and threads / this row's", caption_justify="left")
+    for c in COLUMNS:
+        table.add_column(c, justify="left" if c in ("implementation", "call") else "right")
+    rows = results["rows"]
+    for i, r in enumerate(rows):
+        last_of_n = i == len(rows) - 1 or rows[i + 1]["n"] != r["n"]
+        table.add_row(*cells(r), end_section=last_of_n and i < len(rows) - 1)
+    console.print(table)

@@ -1,0 +1,84 @@
+"""What the torch front end shares: argument checks and the host-to-tensor bridge.
+
+Draws are made by the Generator's backend (native or NumPy on the host, or
+the torch backend on its device), then copied to the tensor's device; every
+backend draws the same bits, so a value never depends on where the tensor
+lives.  The conversions here are the one place NumPy arrays become tensors.
+"""
+
+import numpy as np
+import torch
+
+from ..fallback import conversions as _conv
+from ..generator import Generator
+from ..seeding.manual import default_generator
+
+# The floating tensor dtypes ascend_rand draws, by its dtype names.
+DTYPE_NAMES = {
+    torch.float32: "float32",
+    torch.float64: "float64",
+    torch.float16: "float16",
+    torch.bfloat16: "bfloat16",
+}
+
+
+def float_dtype_name(tensor, name, what):
+    """ascend_rand's name of ``tensor``'s dtype; TypeError for non-tensors and other dtypes."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{what}: {name} must be a torch.Tensor, got {type(tensor).__name__}")
+    dtype_name = DTYPE_NAMES.get(tensor.dtype)
+    if dtype_name is None:
+        raise TypeError(
+            f"{what}: {name} must be a floating tensor of dtype float32, float64, float16 or "
+            f"bfloat16, got {tensor.dtype}")
+    return dtype_name
+
+
+def generator_or_default(generator, what):
+    """``generator`` checked, or ascend_rand's default Generator for None."""
+    if generator is None:
+        return default_generator()
+    if isinstance(generator, Generator):
+        return generator
+    if isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"{what}: generator must be an ascend_rand.Generator (or None for "
+            f"ascend_rand.default_generator()), got a torch.Generator: ascend_rand never "
+            f"draws from torch's generators")
+    raise TypeError(
+        f"{what}: generator must be an ascend_rand.Generator or None, "
+        f"got {type(generator).__name__}")
+
+
+def is_tensor_backend(name):
+    """Whether a Generator on backend ``name`` returns torch tensors ("torch", "npu")."""
+    return name not in ("native", "numpy")
+
+
+def host_tensor(values):
+    """A draw's result as a tensor: a NumPy array becomes a CPU tensor sharing its memory; a
+    tensor (from the torch backend, on its device) is returned as it is.
+
+    torch has no NumPy bfloat16: ml_dtypes' bfloat16 goes through its int16 bits.
+    """
+    if isinstance(values, torch.Tensor):
+        return values
+    if values.dtype.name == "bfloat16":
+        return torch.from_numpy(values.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(values)
+
+
+def from_float64(values, dtype_name):
+    """float64 NumPy values rounded once (to nearest even) to ``dtype_name``, as a CPU tensor.
+
+    torch's float64 -> bfloat16 cast rounds twice (through float32), as
+    ml_dtypes' does; the 16-bit formats use ascend_rand's correctly rounded
+    conversion instead (docs/spec.md section 4.7).
+    """
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if dtype_name in ("float16", "bfloat16"):
+        fmt = _conv.FORMAT_FLOAT16 if dtype_name == "float16" else _conv.FORMAT_BFLOAT16
+        bits = _conv.round_f64_to_16(values.reshape(-1), fmt).reshape(values.shape)
+        torch_dtype = torch.float16 if dtype_name == "float16" else torch.bfloat16
+        return torch.from_numpy(bits.view(np.int16)).view(torch_dtype)
+    return torch.from_numpy(values.astype(dtype_name))

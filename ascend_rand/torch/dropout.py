@@ -1,0 +1,295 @@
+"""Dropout with Ascend's packed keep masks, reproducible on every device.
+
+Forward draws the packed keep mask of torch_npu / Ascend
+(``Generator.dropout_mask``: bit i keeps element i with probability
+fl32(1 - p)) and applies it as ``ascend_rand.apply_mask`` does (docs/spec.md
+section 4.7, Ascend's DropOutDoMask): kept elements become fl_T(x * scale)
+with ``scale = fl_T(1 / (1 - p))``, dropped ones +0, in x's dtype T.
+Backward applies the same mask and scale to the gradient.
+
+What backward keeps between the passes is the ``mode``:
+
+- ``"packed"``: the packed mask itself, n / 8 bytes (torch's CPU dropout keeps
+  its scaled noise, as large as x);
+- ``"regenerate"``: nothing but the draw's Philox (key, counter); backward
+  draws the same mask again with ``ascend_rand.stateless.dropout_mask``.
+
+Both modes apply the same mask for the same Generator state and advance the
+Generator by exactly one draw per call in training with ``p > 0``.  Masks
+are drawn where the Generator draws (the host for the native and NumPy
+backends, its device for a ``backend="torch"`` Generator) and copied to x's
+device: ``_draw_mask`` and ``_regenerate_mask`` are the only two places.
+"""
+
+import numpy as np
+import torch
+
+from .. import stateless
+from ..backend import resolve as resolve_backend
+from ..distributions.bernoulli import plan_dropout_mask, probability
+from ..distributions.uniform import in_dtype
+from ..engines import Philox
+from ._common import float_dtype_name, generator_or_default, host_tensor, is_tensor_backend
+
+MODES = ("packed", "regenerate")
+
+# The integer dtype of each float dtype's width: dropped elements are zeroed
+# through their bits (see ``_zero_dropped``).
+_BITS = {torch.float32: torch.int32, torch.float64: torch.int64,
+         torch.float16: torch.int16, torch.bfloat16: torch.int16}
+
+
+# -- the mask: drawn, redrawn, unpacked ------------------------------------------------------------
+
+def _draw_mask(generator, n, p, device):
+    """One draw of the packed keep mask of ``n`` elements from ``generator``, on ``device``.
+
+    A uint8 tensor of ceil(n / 128) * 16 bytes (bit i = element i, least
+    significant bit first), drawn where the Generator draws (the host, or
+    the device of a torch-backend Generator) and copied to ``device``.
+    """
+    return host_tensor(generator.dropout_mask(n, p)).to(device)
+
+
+def _reserve_draw(generator, n, p):
+    """The Philox (key, counter) of one dropout-mask draw from ``generator``, reserved.
+
+    The Generator moves on by one draw, exactly as ``generator.dropout_mask``
+    would move it; no word is computed here.
+    """
+    plan = plan_dropout_mask((n,), p)
+    key, counter, words = generator.engine.reserve(plan, resolve_backend(generator.backend))
+    if words is not None:  # only a counter-based engine names its draw by (key, counter)
+        raise RuntimeError(f"dropout: engine {generator.engine!r} handed out words, not a counter")
+    return key, counter
+
+
+def _regenerate_mask(key, counter, n, p, device, backend="auto", backend_device=None):
+    """The packed keep mask of the draw at (key, counter), drawn again, on ``device``.
+
+    Drawn by ``backend`` (on ``backend_device`` for the torch backends), as
+    the Generator drew it the first time; every backend gives the same bits.
+    """
+    mask = stateless.dropout_mask(n, key, p, counter, backend=backend, device=backend_device)
+    return host_tensor(mask).to(device)
+
+
+def _unpack_keep_torch(mask, n):
+    """Bits 0 .. n-1 of a packed mask as uint8 0 (drop) / 1 (keep), by torch operations on the
+    mask's device: shifts and a bitwise and, no loop.  (The CPU path unpacks with NumPy.)"""
+    shifts = torch.arange(8, dtype=torch.uint8, device=mask.device)
+    bits = torch.bitwise_right_shift(mask.reshape(-1, 1), shifts)  # (bytes, 8): bit k of byte j
+    bits.bitwise_and_(1)
+    return bits.reshape(-1)[:n]
+
+
+# -- applying it -----------------------------------------------------------------------------------
+
+def _scale(p, dtype_name):
+    """fl_T(1 / (1 - p)), the division in float64 (docs/spec.md section 4.7)."""
+    return in_dtype(1.0 / (1.0 - p), dtype_name)
+
+
+# Elements per step and thread on the CPU: a thread's share of a chunk (4 MiB of float32)
+# and its mask stay in the cache between the scaling and the masking, so each element
+# crosses memory once (1.5x faster at 1e7 elements than whole-tensor passes), and few
+# parallel regions are opened; a multiple of 8, so that every chunk starts on a mask byte.
+_CHUNK = 1 << 20
+
+
+def _apply(t, mask, scale, dtype_name):
+    """fl_T(t * scale) where bit i of the packed ``mask`` is 1, +0 where it is 0 (t's shape)."""
+    if t.device.type == "cpu":
+        return _apply_chunked(t, mask, scale, dtype_name)
+    return _apply_whole(t, mask, scale, dtype_name)
+
+
+def _apply_whole(t, mask, scale, dtype_name):
+    """``_apply`` on a device: the whole tensor at once, the mask unpacked there by torch."""
+    values = _scale_into(t, scale, dtype_name)
+    return _zero_dropped(values, _unpack_keep_torch(mask, t.numel()).view(values.shape))
+
+
+def _apply_chunked(t, mask, scale, dtype_name):
+    """``_apply`` on the CPU, ``_CHUNK`` elements per thread at a time.
+
+    The host mask is unpacked chunk by chunk with NumPy's unpackbits (many
+    times faster than torch's byte operations on the CPU).
+    """
+    n = t.numel()
+    host_mask = mask.numpy()
+    # One chunk per thread's share: few parallel regions, each thread's part in its cache.
+    chunk = _CHUNK * max(1, torch.get_num_threads())
+    if n <= chunk:  # one step: t's own layout, no slicing
+        keep = np.unpackbits(host_mask, count=n, bitorder="little")
+        values = _scale_into(t, scale, dtype_name)
+        return _zero_dropped(values, torch.from_numpy(keep).view(values.shape))
+    flat = t.reshape(-1)
+    out = torch.empty(n, dtype=t.dtype)
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        keep = np.unpackbits(host_mask[start // 8:(stop + 7) // 8], count=stop - start,
+                             bitorder="little")
+        values = _scale_into(flat[start:stop], scale, dtype_name, out[start:stop])
+        _zero_dropped(values, torch.from_numpy(keep))
+    return out.view(t.shape)
+
+
+def _scale_into(t, scale, dtype_name, out=None):
+    """fl_T(t * scale) elementwise, one rounding of the exact product (docs/spec.md 4.7).
+
+    float32 / float64: one IEEE multiplication in T (the scale is exact in T).
+    float16 / bfloat16: the product is formed in float32 and rounded once to
+    T.  It is exact there: scale >= 1 and both significands have at most 11
+    bits, so the product has at most 22 significant bits and its lowest bit
+    is no smaller than 2**-140, inside float32's range; a product beyond
+    float32's range is beyond T's too, so infinity is right.  One rounding of
+    the exact product is ``_product_16`` of bernoulli.py.
+    """
+    if dtype_name in ("float16", "bfloat16"):
+        values = torch.mul(t.float(), scale).to(t.dtype)
+        return values if out is None else out.copy_(values)
+    return torch.mul(t, scale) if out is None else torch.mul(t, scale, out=out)
+
+
+def _zero_dropped(values, keep):
+    """Set ``values`` (a fresh tensor) to +0 where ``keep`` (uint8 0/1, same shape) is 0.
+
+    The elements' bits are multiplied by keep as integers: a dropped element
+    becomes +0 whatever it held (inf and NaN included: a float product with 0
+    would give NaN or -0), a kept one keeps its bits.
+    """
+    values.view(_BITS[values.dtype]).mul_(keep)
+    return values
+
+
+class _DropoutFunction(torch.autograd.Function):
+    """y = mask * scale * x with one mask draw; backward applies the same mask and scale."""
+
+    @staticmethod
+    def forward(ctx, x, generator, p, mode):
+        n = x.numel()
+        dtype_name = float_dtype_name(x, "x", "dropout")
+        ctx.n, ctx.p, ctx.mode, ctx.dtype_name = n, p, mode, dtype_name
+        if mode == "packed":
+            mask = _draw_mask(generator, n, p, x.device)
+        else:
+            key, counter = _reserve_draw(generator, n, p)
+            backend = generator.backend
+            ctx.stream = (key, counter, backend,
+                          generator.device if is_tensor_backend(backend) else None)
+        if p == 1.0:  # every element dropped: the draw is made, nothing is kept
+            ctx.all_dropped = True
+            return torch.zeros_like(x)
+        ctx.all_dropped = False
+        if mode == "packed":
+            ctx.save_for_backward(mask)
+        else:
+            mask = _regenerate_mask(*ctx.stream[:2], n, p, x.device, *ctx.stream[2:])
+        ctx.scale = _scale(p, dtype_name)
+        return _apply(x, mask, ctx.scale, dtype_name)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        if ctx.all_dropped:
+            return torch.zeros_like(grad), None, None, None
+        if ctx.mode == "packed":
+            (mask,) = ctx.saved_tensors
+        else:
+            mask = _regenerate_mask(*ctx.stream[:2], ctx.n, ctx.p, grad.device, *ctx.stream[2:])
+        return _apply(grad, mask, ctx.scale, ctx.dtype_name), None, None, None
+
+
+# -- the public functions --------------------------------------------------------------------------
+
+def _check_mode(mode, what):
+    if not isinstance(mode, str):
+        raise TypeError(f"{what}: mode must be one of {MODES}, got {mode!r}")
+    if mode not in MODES:
+        raise ValueError(f"{what}: mode must be one of {MODES}, got {mode!r}")
+    return mode
+
+
+def _check_generator(generator, mode, what):
+    """The Generator to draw from; "regenerate" needs a counter-based (Philox) engine."""
+    generator = generator_or_default(generator, what)
+    if mode == "regenerate" and not isinstance(generator.engine, Philox):
+        raise ValueError(
+            f"{what}: mode='regenerate' needs a Philox Generator, whose draws are named by "
+            f"(key, counter) and can be drawn again; this Generator's engine is "
+            f"{generator.engine.name!r}, whose words are sequential. Use mode='packed'")
+    return generator
+
+
+def dropout(x, p=0.5, training=True, generator=None, mode="packed"):
+    """torch.nn.functional.dropout with an ascend_rand mask: reproducible on every device.
+
+    Each element of the floating tensor ``x`` (float32, float64, float16,
+    bfloat16) is dropped with probability ``p``; kept ones are scaled by
+    fl(1 / (1 - p)) in x's dtype, exactly as ``ascend_rand.apply_mask``
+    scales them, dropped ones become +0 (torch gives x * 0: -0 or NaN for
+    negative, infinite or NaN x).  The keep mask of element i is bit i of
+    ``generator.dropout_mask(x.numel(), p)`` (x in row-major order), the
+    format of torch_npu's ``npu_dropout_gen_mask``.
+
+    ``generator``: an ``ascend_rand.Generator``; None uses
+    ``ascend_rand.default_generator()`` (seeded by ``ascend_rand.manual_seed``).
+    ``mode``: what backward keeps, "packed" (the mask, n / 8 bytes) or
+    "regenerate" (only the draw's key and counter; needs a Philox Generator).
+
+    Draws: ``training=False`` or ``p=0`` return ``x`` itself and draw nothing.
+    Otherwise every call makes exactly one draw, whatever x's size: an empty
+    ``x`` too (torch draws nothing there), and ``p=1``, which returns zeros
+    (as torch does, but +0 everywhere) and backward zeros; so annealing p up
+    to 1 does not shift the masks of later calls.  Double backward is not
+    supported (the backward is once differentiable).
+
+    >>> import torch, ascend_rand as ar
+    >>> from ascend_rand.torch import dropout
+    >>> y = dropout(torch.ones(8), 0.5, generator=ar.Generator(7))
+    >>> sorted(set(y.tolist())) == [0.0, 2.0]
+    True
+    """
+    what = "dropout"
+    float_dtype_name(x, "x", what)
+    p = probability(p, "p", what)
+    if not isinstance(training, (bool, np.bool_)):
+        raise TypeError(f"{what}: training must be a bool, got {training!r}")
+    mode = _check_mode(mode, what)
+    generator = _check_generator(generator, mode, what)
+    if not training or p == 0.0:
+        return x
+    return _DropoutFunction.apply(x, generator, p, mode)
+
+
+class Dropout(torch.nn.Module):
+    """torch.nn.Dropout drawing its masks from an ascend_rand Generator (see ``dropout``).
+
+    ``generator`` None uses ``ascend_rand.default_generator()`` at each call.
+    The Generator is a plain attribute, not part of ``state_dict``: save its
+    ``state`` yourself (or use ``ascend_rand.SeedManager``).
+
+    >>> import torch, ascend_rand as ar
+    >>> from ascend_rand.torch import Dropout
+    >>> layer = Dropout(0.25, mode="regenerate", generator=ar.Generator(1))
+    >>> layer
+    Dropout(p=0.25, mode='regenerate')
+    >>> layer.eval()(torch.ones(3)).tolist()
+    [1.0, 1.0, 1.0]
+    """
+
+    def __init__(self, p=0.5, mode="packed", generator=None):
+        super().__init__()
+        what = "Dropout"
+        self.p = probability(p, "p", what)
+        self.mode = _check_mode(mode, what)
+        if generator is not None:
+            _check_generator(generator, self.mode, what)
+        self.generator = generator
+
+    def forward(self, x):
+        return dropout(x, self.p, self.training, self.generator, self.mode)
+
+    def extra_repr(self):
+        return f"p={self.p}, mode={self.mode!r}"

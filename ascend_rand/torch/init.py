@@ -1,0 +1,281 @@
+"""torch.nn.init's random initialisers, drawing from an ascend_rand Generator.
+
+Same names, arguments and formulas as ``torch.nn.init`` (bounds, gains and
+fans computed as torch computes them), plus the keyword ``generator=``: an
+``ascend_rand.Generator``, None for ``ascend_rand.default_generator()``.  Each
+function makes one draw (``uniform``, ``normal``, ``truncated_normal`` of the
+Generator) in the tensor's own dtype (float32, float64, float16, bfloat16),
+where the Generator draws (the host; a torch-backend Generator's device), and
+copies it into the tensor: the values depend on the Generator only, never on
+the tensor's device, and torch's random state is untouched.
+Element i of the draw fills element i of the tensor in row-major order.
+
+The deterministic initialisers (``constant_``, ``ones_``, ``zeros_``,
+``eye_``, ``dirac_``) and ``calculate_gain`` are torch's own, re-exported so
+this module can stand in for ``torch.nn.init``.
+
+>>> import torch, ascend_rand as ar
+>>> from ascend_rand.torch import init
+>>> w = init.uniform_(torch.empty(2, 3), -1.0, 1.0, generator=ar.Generator(5))
+>>> torch.equal(w, torch.from_numpy(ar.Generator(5).uniform(-1.0, 1.0, (2, 3))))
+True
+"""
+
+import math
+import warnings
+
+import numpy as np
+import torch
+from torch.nn.init import calculate_gain, constant_, dirac_, eye_, ones_, zeros_
+
+from .. import _validate
+from ..distributions.uniform import in_dtype
+from ._common import float_dtype_name, from_float64, generator_or_default, host_tensor
+
+__all__ = [
+    "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_",
+    "normal_", "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_",
+    "xavier_uniform_", "zeros_",
+]
+
+_TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64,
+                 "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+# -- the draw and the copy -------------------------------------------------------------------------
+
+def _draw(generator, method, shape, dtype_name, **params):
+    """One draw, ``generator.<method>(size=shape, dtype=dtype_name, **params)``, as a tensor.
+
+    The one place values are drawn: on the host (a CPU tensor) for a
+    Generator on a host backend, on its device for one on the torch backend;
+    every backend draws the same bits, so the values never depend on where.
+    """
+    return host_tensor(getattr(generator, method)(size=shape, dtype=dtype_name, **params))
+
+
+def _fill_(tensor, values):
+    """Copy ``values`` (of tensor's shape and dtype, on any device) into ``tensor``."""
+    with torch.no_grad():
+        tensor.copy_(values)
+    return tensor
+
+
+def _prepare(tensor, generator, what):
+    return float_dtype_name(tensor, "tensor", what), generator_or_default(generator, what)
+
+
+# -- fans, as torch computes them ------------------------------------------------------------------
+
+def _fans(tensor):
+    """(fan_in, fan_out): torch's rule, dimension 1 in, 0 out, times the receptive field."""
+    if tensor.dim() < 2:
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    receptive_field = math.prod(tensor.shape[2:])
+    return tensor.size(1) * receptive_field, tensor.size(0) * receptive_field
+
+
+def _correct_fan(tensor, mode):
+    if not isinstance(mode, str) or mode.lower() not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
+    fan_in, fan_out = _fans(tensor)
+    return fan_in if mode.lower() == "fan_in" else fan_out
+
+
+# -- uniform and normal ----------------------------------------------------------------------------
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    """Fill ``tensor`` with U[a, b): ``generator.uniform(a, b, tensor.shape, dtype)``.
+
+    The draw is in the tensor's dtype: fl(fl(u * fl(b - a)) + a) there
+    (docs/spec.md section 3).  ``a == b`` fills the constant a and draws
+    nothing (torch allows it; a Generator draw needs a < b).
+
+    >>> import torch, ascend_rand as ar
+    >>> t = uniform_(torch.empty(3, dtype=torch.bfloat16), -2.0, 2.0, generator=ar.Generator(1))
+    >>> bool(((t >= -2) & (t < 2)).all())
+    True
+    """
+    what = "uniform_"
+    dtype_name, generator = _prepare(tensor, generator, what)
+    a, b = _validate.finite_float(a, "a"), _validate.finite_float(b, "b")
+    if a == b:
+        with torch.no_grad():
+            return tensor.fill_(a)
+    return _fill_(tensor, _draw(generator, "uniform", tuple(tensor.shape), dtype_name,
+                                low=a, high=b))
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    """Fill ``tensor`` with N(mean, std^2): ``generator.normal(mean, std, tensor.shape, dtype)``.
+
+    Ziggurat normals; float16/bfloat16 are computed in float32 and rounded
+    once (docs/spec.md section 5).
+
+    >>> import torch, ascend_rand as ar
+    >>> t = normal_(torch.empty(2, 2, dtype=torch.float64), 1.0, 0.5, generator=ar.Generator(2))
+    >>> t.tolist() == ar.Generator(2).normal(1.0, 0.5, (2, 2), dtype="float64").tolist()
+    True
+    """
+    dtype_name, generator = _prepare(tensor, generator, "normal_")
+    return _fill_(tensor, _draw(generator, "normal", tuple(tensor.shape), dtype_name,
+                                loc=mean, scale=std))
+
+
+def _inward(bound, dtype_name, up):
+    """The dtype value nearest ``bound`` on the inside: the least >= bound (``up``), else
+    the greatest <= bound.  Infinite bounds stay infinite."""
+    if math.isinf(bound):
+        return bound
+    rounded = in_dtype(bound, dtype_name)  # nearest, ties to even: may lie outside
+    if (rounded < bound) if up else (rounded > bound):
+        dtype = _TORCH_DTYPES[dtype_name]
+        toward = torch.tensor(math.inf if up else -math.inf, dtype=dtype)
+        rounded = torch.nextafter(torch.tensor(rounded, dtype=dtype), toward).item()
+    return rounded
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fill ``tensor`` with N(mean, std^2) truncated to [a, b] (absolute bounds, as torch).
+
+    The draw is ``generator.truncated_normal(mean, std, (a - mean) / std,
+    (b - mean) / std, tensor.shape, dtype)`` (exact rejection sampling, in
+    standard units), clamped to [a', b']: a' the least value of the dtype >=
+    a, b' the greatest <= b.  The clamp is needed: the draw rounds to the
+    dtype, and a bound the dtype cannot hold is crossed by that rounding
+    (bfloat16 and b = 0.3: draws in (0.2995, 0.3] round up to 0.30078125).
+    It moves only values within one rounding of a bound, onto the nearest
+    value inside.  Every value of the result lies in [a, b].
+
+    >>> import torch, ascend_rand as ar
+    >>> t = trunc_normal_(torch.empty(1000, dtype=torch.bfloat16), 0.0, 1.0, -0.3, 0.3,
+    ...                   generator=ar.Generator(3))
+    >>> -0.3 <= t.min().item() and t.max().item() <= 0.3
+    True
+    """
+    what = "trunc_normal_"
+    dtype_name, generator = _prepare(tensor, generator, what)
+    mean, std = _validate.finite_float(mean, "mean"), _validate.finite_float(std, "std")
+    if not std > 0:
+        raise ValueError(f"{what}: std must be > 0, got {std}")
+    a, b = _validate.real(a, "a"), _validate.real(b, "b")
+    if math.isnan(a) or math.isnan(b) or not a < b:
+        raise ValueError(f"{what}: need a < b, got a={a}, b={b}")
+    low, high = _inward(a, dtype_name, up=True), _inward(b, dtype_name, up=False)
+    if not low <= high:
+        raise ValueError(f"{what}: no {dtype_name} value lies in [a, b] = [{a}, {b}]")
+    values = _draw(generator, "truncated_normal", tuple(tensor.shape), dtype_name,
+                   loc=mean, scale=std, a=(a - mean) / std, b=(b - mean) / std)
+    return _fill_(tensor, values.clamp_(low, high))
+
+
+# -- Xavier (Glorot) and Kaiming (He) --------------------------------------------------------------
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    """U(-bound, bound), bound = gain * sqrt(6 / (fan_in + fan_out)) (as torch: sqrt(3) * std).
+
+    >>> import torch, ascend_rand as ar
+    >>> w = xavier_uniform_(torch.empty(30, 20), generator=ar.Generator(4))
+    >>> w.abs().max().item() < (6 / 50) ** 0.5
+    True
+    """
+    float_dtype_name(tensor, "tensor", "xavier_uniform_")
+    fan_in, fan_out = _fans(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    """N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out)).
+
+    >>> import torch, ascend_rand as ar
+    >>> w = xavier_normal_(torch.empty(200, 300), generator=ar.Generator(5))
+    >>> round(w.std().item() / (2 / 500) ** 0.5, 1)
+    1.0
+    """
+    float_dtype_name(tensor, "tensor", "xavier_normal_")
+    fan_in, fan_out = _fans(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    return calculate_gain(nonlinearity, a) / math.sqrt(_correct_fan(tensor, mode))
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """U(-bound, bound), bound = sqrt(3) * gain / sqrt(fan); torch's gain for ``nonlinearity``.
+
+    A tensor with a zero dimension is left as it is, with torch's warning,
+    and nothing is drawn.
+
+    >>> import torch, ascend_rand as ar
+    >>> w = kaiming_uniform_(torch.empty(8, 16), nonlinearity="relu", generator=ar.Generator(6))
+    >>> w.abs().max().item() < (3 ** 0.5) * (2 ** 0.5) / 4
+    True
+    """
+    float_dtype_name(tensor, "tensor", "kaiming_uniform_")
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op")
+        return tensor
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """N(0, std^2), std = gain / sqrt(fan).  Zero-element tensors: as kaiming_uniform_.
+
+    >>> import torch, ascend_rand as ar
+    >>> w = kaiming_normal_(torch.empty(400, 100), mode="fan_in", nonlinearity="relu",
+    ...                     generator=ar.Generator(7))
+    >>> round(w.std().item() / (2 / 100) ** 0.5, 1)
+    1.0
+    """
+    float_dtype_name(tensor, "tensor", "kaiming_normal_")
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op")
+        return tensor
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+# -- orthogonal ------------------------------------------------------------------------------------
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix times ``gain``, as torch: QR of a normal matrix.
+
+    The tensor is seen as (rows, cols) = (size(0), numel / rows).  The
+    normal matrix is drawn in float64 (``generator.normal(0, 1, (rows,
+    cols), "float64")``) whatever the tensor's dtype, and Q is computed on
+    the host in float64 by ``numpy.linalg.qr`` (of the transpose when rows
+    < cols), each column's sign set so that R's diagonal is positive (torch's
+    rule), multiplied by ``gain`` in float64 and rounded once to the dtype
+    (torch multiplies after rounding).  So the result never depends on the
+    tensor's device; it does on the host's LAPACK, up to rounding
+    (a few float64 ulps, rarely visible after rounding to float32).  Empty
+    tensors are left as they are and nothing is drawn.
+
+    >>> import torch, ascend_rand as ar
+    >>> q = orthogonal_(torch.empty(3, 5, dtype=torch.float64), generator=ar.Generator(8))
+    >>> torch.allclose(q @ q.T, torch.eye(3, dtype=torch.float64))
+    True
+    """
+    what = "orthogonal_"
+    dtype_name, generator = _prepare(tensor, generator, what)
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    gain = _validate.finite_float(gain, "gain")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flat = _draw(generator, "normal", (rows, cols), "float64").cpu().numpy()
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    values = from_float64(q * gain, dtype_name).reshape(tensor.shape)
+    return _fill_(tensor, values)
