@@ -159,7 +159,7 @@ def fill_cpu(flat, kernel, key, counter, params, words=None):
     torch.ops.ascend_rand.fill_(flat, kernel, json.dumps(args), tensors)
 
 
-def _empty_cpu(count, dtype):
+def empty_cpu(count, dtype):
     """A new CPU tensor of ``count`` items in NumPy's memory (no copy).
 
     NumPy asks the kernel for huge pages on large arrays and torch's CPU
@@ -304,7 +304,7 @@ class TorchBackend(Backend):
         out = plan.out
         if out is None:
             device = self._torch_device()
-            out = (_empty_cpu(plan.count, plan.dtype) if device.type == "cpu" else
+            out = (empty_cpu(plan.count, plan.dtype) if device.type == "cpu" else
                    torch.empty(plan.count, dtype=torch_dtype(plan.dtype), device=device))
         flat = out.detach().view(-1)
         if plan.count:

@@ -5,7 +5,8 @@
 ``mt19937`` (the MT19937 engine: raw words, float64, ``advance``, stream
 building), ``smalldraws`` (the per-call cost of 16-element draws) and
 ``torch_backend`` (torch tensors against the native backend and torch's own
-generators) time ascend_rand against numpy measured alongside, and against
+generators) and ``dropout`` (``ascend_rand.torch.dropout`` forward+backward
+against torch's) time ascend_rand against numpy measured alongside, and against
 randomgen, torch and a g++-built std::mt19937 where those are present: a
 missing peer is a table row saying why, never an error.  ``harness`` holds what
 they share; ``plot`` draws their rows (it needs matplotlib).
@@ -21,11 +22,11 @@ import sys
 import time
 from pathlib import Path
 
-from . import distributions, harness, mt19937, smalldraws, torch_backend, uniform
+from . import distributions, dropout, harness, mt19937, smalldraws, torch_backend, uniform
 
 # The order ``ascend-rand bench`` runs them in.
 BENCHMARKS = {"uniform": uniform, "distributions": distributions, "mt19937": mt19937,
-              "smalldraws": smalldraws, "torch_backend": torch_backend}
+              "smalldraws": smalldraws, "torch_backend": torch_backend, "dropout": dropout}
 
 
 def add_arguments(parser):
@@ -40,8 +41,8 @@ def add_arguments(parser):
     parser.add_argument("--json", metavar="PATH",
                         help="also write the results (every row, the targets, the machine) as "
                              "JSON; with several benchmarks PATH gets '.uniform', "
-                             "'.distributions', '.mt19937', '.smalldraws' and '.torch_backend' inserted "
-                             "before its suffix")
+                             "'.distributions', '.mt19937', '.smalldraws', '.torch_backend' and "
+                             "'.dropout' inserted before its suffix")
     parser.add_argument("--markdown", action="store_true",
                         help="also print the tables as markdown (for docs/performance.md)")
     parser.add_argument("--plot", metavar="PNG",

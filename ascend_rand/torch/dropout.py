@@ -26,6 +26,7 @@ import torch
 
 from .. import stateless
 from ..backend import resolve as resolve_backend
+from ..backend.torch import empty_cpu
 from ..distributions.bernoulli import plan_dropout_mask, probability
 from ..distributions.uniform import in_dtype
 from ..engines import Philox
@@ -120,16 +121,12 @@ def _apply_chunked(t, mask, scale, dtype_name):
     host_mask = mask.numpy()
     # One chunk per thread's share: few parallel regions, each thread's part in its cache.
     chunk = _CHUNK * max(1, torch.get_num_threads())
-    if n <= chunk:  # one step: t's own layout, no slicing
-        keep = np.unpackbits(host_mask, count=n, bitorder="little")
-        values = _scale_into(t, scale, dtype_name)
-        return _zero_dropped(values, torch.from_numpy(keep).view(values.shape))
     flat = t.reshape(-1)
-    out = torch.empty(n, dtype=t.dtype)
+    out = empty_cpu(n, dtype_name)  # NumPy's memory: huge pages, fewer page faults
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
-        keep = np.unpackbits(host_mask[start // 8:(stop + 7) // 8], count=stop - start,
-                             bitorder="little")
+        keep = (host_mask if start == 0 and stop == n else host_mask[start // 8:(stop + 7) // 8])
+        keep = np.unpackbits(keep, count=stop - start, bitorder="little")
         values = _scale_into(flat[start:stop], scale, dtype_name, out[start:stop])
         _zero_dropped(values, torch.from_numpy(keep))
     return out.view(t.shape)
