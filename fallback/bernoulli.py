@@ -67,3 +67,16 @@ def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None):
         packed = np.packbits(bits(w, threshold, p), bitorder="little")
         out[start // 8:start // 8 + packed.size] = packed
     out[-(-n // 8):] = 0
+
+
+def apply_mask(out, x, mask, scale):
+    """out[i] = fl(x[i] * scale) where bit i of the packed ``mask`` is 1, +0 where it is 0
+    (float32 or float64; ``scale`` already rounded to x's dtype; docs/spec.md 4.7)."""
+    n = x.size
+    if mask.size < (n + 7) // 8:
+        raise ValueError(f"apply_mask: mask holds {mask.size} bytes, fewer than the "
+                         f"{(n + 7) // 8} of {n} elements")
+    keep = np.unpackbits(mask, count=n, bitorder="little").astype(bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.multiply(x.reshape(-1), x.dtype.type(scale), out=out.reshape(-1))
+    out.reshape(-1)[~keep] = 0.0

@@ -7,7 +7,7 @@ stream ``(key, (ctr_lo, ctr_hi))`` or a caller's ``words`` buffer
 kernels update an engine's (key, pos) arrays in place.
 """
 
-from .bernoulli import bernoulli, bernoulli_packed
+from .bernoulli import apply_mask, bernoulli, bernoulli_packed
 from .conversions import integers, raw, uniform
 from .derive import derive
 from .mt19937 import (
@@ -22,6 +22,7 @@ from .normal import normal, truncated_normal
 from .permutation import choice_sparse, permutation, weighted_choice
 
 __all__ = [
+    "apply_mask",
     "bernoulli",
     "bernoulli_packed",
     "choice_sparse",

@@ -363,3 +363,48 @@ def test_bad_masks():
         ascend_rand.apply_mask(np.ones(3, np.int32), np.zeros(16, np.uint8), 0.5)
     with pytest.raises(ValueError, match="p_drop"):
         ascend_rand.apply_mask(x, np.zeros(32, np.uint8), 1.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 63, 64, 65, 1000, 300_001])
+def test_apply_mask_kernels_equal_the_spec_rule(dtype, n):
+    """The apply_mask kernel of every host backend (threaded native, NumPy) against
+    ascend_rand.apply_mask (docs/spec.md 4.7), with inf, NaN, -0 and subnormals."""
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(dtype) * dtype(1e3)
+    specials = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, np.finfo(dtype).tiny / 4,
+                         np.finfo(dtype).max], dtype=dtype)
+    x[:min(n, specials.size)] = specials[:min(n, specials.size)]
+    mask = ascend_rand.Generator(n).dropout_mask(n, 0.3)
+    p_drop = 0.3
+    want = ascend_rand.apply_mask(x, mask, p_drop)
+    scale = ascend_rand.distributions.uniform.in_dtype(1.0 / (1.0 - p_drop), np.dtype(dtype).name)
+    saved = ascend_rand.get_num_threads()
+    try:
+        for name, info in ascend_rand.backends().items():
+            if name not in ("native", "numpy") or not info["available"]:
+                continue
+            kernel = ascend_rand.backend.resolve(name).kernel("apply_mask")
+            for threads in (1, 2):
+                ascend_rand.set_num_threads(threads)
+                out = np.full(n, 7, dtype)
+                kernel(out, x, mask, scale)
+                assert out.tobytes() == want.tobytes(), (name, threads)
+    finally:
+        ascend_rand.set_num_threads(saved)
+
+
+def test_apply_mask_kernel_refuses_short_masks_and_wrong_dtypes():
+    for name, info in ascend_rand.backends().items():
+        if name not in ("native", "numpy") or not info["available"]:
+            continue
+        kernel = ascend_rand.backend.resolve(name).kernel("apply_mask")
+        x = np.ones(17, np.float32)
+        with pytest.raises(ValueError, match="fewer than"):
+            kernel(np.empty_like(x), x, np.zeros(2, np.uint8), 1.0)
+    if ascend_rand.backends()["native"]["available"]:
+        kernel = ascend_rand.backend.resolve("native").kernel("apply_mask")
+        with pytest.raises(TypeError, match="float32 or float64"):
+            kernel(np.empty(8, np.int32), np.ones(8, np.int32), np.zeros(16, np.uint8), 1.0)
+        with pytest.raises(TypeError):
+            kernel(np.empty(8, np.float64), np.ones(8, np.float32), np.zeros(16, np.uint8), 1.0)

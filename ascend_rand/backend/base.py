@@ -28,7 +28,9 @@ MT19937_KERNELS = (
 )
 # Seed derivation: derive(out, seeds, tags) over uint64 arrays (docs/spec.md section 7).
 SEED_KERNELS = ("derive",)
-KERNEL_NAMES = DRAW_KERNELS + MT19937_KERNELS + SEED_KERNELS
+# Consumers of a draw: apply_mask(out, x, mask, scale), Ascend's DropOutDoMask (spec 4.7).
+MASK_KERNELS = ("apply_mask",)
+KERNEL_NAMES = DRAW_KERNELS + MT19937_KERNELS + SEED_KERNELS + MASK_KERNELS
 
 
 class BackendUnavailableError(RuntimeError):

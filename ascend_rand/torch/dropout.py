@@ -112,13 +112,19 @@ def _apply_whole(t, mask, scale, dtype_name):
 
 
 def _apply_chunked(t, mask, scale, dtype_name):
-    """``_apply`` on the CPU, ``_CHUNK`` elements per thread at a time.
-
-    The host mask is unpacked chunk by chunk with NumPy's unpackbits (many
-    times faster than torch's byte operations on the CPU).
+    """``_apply`` on the CPU: float32 / float64 in one pass of the host backend's
+    ``apply_mask`` kernel (the native core's is threaded); the 16-bit formats
+    ``_CHUNK`` elements per thread at a time, the host mask unpacked chunk by
+    chunk with NumPy's unpackbits (many times faster than torch's byte
+    operations on the CPU).
     """
     n = t.numel()
     host_mask = mask.numpy()
+    if dtype_name in ("float32", "float64"):
+        out = empty_cpu(n, dtype_name)
+        resolve_backend("auto").kernel("apply_mask")(
+            out.numpy(), t.detach().contiguous().view(-1).numpy(), host_mask, scale)
+        return out.view(t.shape)
     # One chunk per thread's share: few parallel regions, each thread's part in its cache.
     chunk = _CHUNK * max(1, torch.get_num_threads())
     flat = t.reshape(-1)

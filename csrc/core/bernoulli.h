@@ -51,4 +51,13 @@ ASCEND_RAND_HD uint8_t pack8(const uint8_t* bits) {
 #endif
 }
 
+// Ascend's DropOutDoMask for float32 / float64 (docs/spec.md section 4.7):
+// element i is fl_T(x * scale) when bit i of the packed mask is 1 (byte i / 8,
+// least significant bit first), +0 when it is 0.  One IEEE multiplication:
+// no fused multiply-add anywhere in the build.
+template <class T>
+ASCEND_RAND_HD T apply_mask_element(T x, const uint8_t* mask, size_t i, T scale) {
+  return ((mask[i >> 3] >> (i & 7)) & 1u) ? x * scale : T(0);
+}
+
 }  // namespace ascend_rand

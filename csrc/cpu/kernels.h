@@ -69,6 +69,11 @@ void bernoulli(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
 void bernoulli_packed(uint8_t* out, size_t n, const DrawWords& s, uint64_t threshold,
                       const float* probs);
 
+// Ascend's DropOutDoMask (docs/spec.md 4.7): out[i] = fl(x[i] * scale) where bit i
+// of the packed mask is 1, +0 where it is 0; T is float or double.
+template <class T>
+void apply_mask(T* out, const T* x, const uint8_t* mask, size_t n, T scale);
+
 // -- permutations and choice (kernels_bits.cpp; element maths: core/permutation.h) -------------
 
 // The first k (<= n) entries of the permutation of range(n): keys generated

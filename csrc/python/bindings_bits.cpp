@@ -112,7 +112,39 @@ void weighted_choice(py::array out, uint64_t key, uint64_t lo, uint64_t hi, cons
 
 }  // namespace
 
+// out = DropOutDoMask(x, mask) for float32 or float64 (out and x of one dtype and size).
+void apply_mask(py::array out, const py::array& x, const py::array& mask, double scale) {
+  const char* what = "apply_mask";
+  const size_t n = static_cast<size_t>(x.size());
+  if (!(x.flags() & py::array::c_style)) throw py::value_error("apply_mask: x must be C-contiguous");
+  if (!py::isinstance<py::array_t<uint8_t>>(mask) || !(mask.flags() & py::array::c_style))
+    throw py::type_error("apply_mask: mask must be a C-contiguous uint8 array");
+  if (static_cast<size_t>(mask.size()) < (n + 7) / 8)
+    throw py::value_error("apply_mask: mask holds " + std::to_string(mask.size()) +
+                          " bytes, fewer than the " + std::to_string((n + 7) / 8) + " of " +
+                          std::to_string(n) + " elements");
+  const auto* m = static_cast<const uint8_t*>(mask.data());
+  if (py::isinstance<py::array_t<float>>(x)) {
+    auto* o = static_cast<float*>(output_data(out, 4, n, what));
+    const auto* xs = static_cast<const float*>(x.data());
+    if (!py::isinstance<py::array_t<float>>(out)) throw py::type_error("apply_mask: out must be float32 like x");
+    const auto sc = static_cast<float>(scale);
+    call_releasing_gil(n, [&] { ascend_rand::apply_mask(o, xs, m, n, sc); });
+  } else if (py::isinstance<py::array_t<double>>(x)) {
+    auto* o = static_cast<double*>(output_data(out, 8, n, what));
+    const auto* xs = static_cast<const double*>(x.data());
+    if (!py::isinstance<py::array_t<double>>(out)) throw py::type_error("apply_mask: out must be float64 like x");
+    call_releasing_gil(n, [&] { ascend_rand::apply_mask(o, xs, m, n, scale); });
+  } else {
+    throw py::type_error("apply_mask: x must be float32 or float64");
+  }
+}
+
 void bind_bits(py::module_& m) {
+  m.def("apply_mask", &apply_mask, py::arg("out"), py::arg("x"), py::arg("mask"),
+        py::arg("scale"),
+        "out[i] = fl(x[i] * scale) where bit i of the packed mask is 1, +0 elsewhere "
+        "(float32 or float64; scale already rounded to x's dtype).");
   m.def("bernoulli", &bernoulli, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
         py::arg("ctr_hi"), py::arg("threshold"), py::arg("probs"),
         py::arg("words") = py::none());
