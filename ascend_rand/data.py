@@ -30,6 +30,7 @@ from . import _validate, stateless
 from .generator import Generator
 from .seeding import manual
 from .seeding.derive import derive
+from .seeding.manager import check_rank
 
 # The layout of DeterministicSampler.state_dict(); a later layout keeps reading this one.
 SAMPLER_STATE_FORMAT = 1
@@ -269,13 +270,7 @@ class _ShardedEpochs:
                       else _validate.uint64(root_seed, "root_seed"))
         self._shuffle = _validate.flag(shuffle, "shuffle", "DeterministicSampler")
         self._drop_last = _validate.flag(drop_last, "drop_last", "DeterministicSampler")
-        self._world_size = _validate.integer(world_size, "world_size")
-        if self._world_size < 1:
-            raise ValueError(f"world_size must be >= 1, got {self._world_size}")
-        self._rank = _validate.integer(rank, "rank")
-        if not 0 <= self._rank < self._world_size:
-            raise ValueError(f"rank must be in [0, world_size={self._world_size}), "
-                             f"got {self._rank}")
+        self._rank, self._world_size = check_rank(rank, world_size)
         # DistributedSampler's counts: drop the tail, or pad to a multiple of world_size.
         if self._drop_last:
             self._num_samples = self._n // self._world_size

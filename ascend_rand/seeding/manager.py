@@ -56,6 +56,17 @@ def device_index(device):
     return index
 
 
+def check_rank(rank, world_size):
+    """(rank, world_size) as ints with 0 <= rank < world_size, else an error naming them."""
+    world_size = _validate.integer(world_size, "world_size")
+    if world_size < 1:
+        raise ValueError(f"world_size must be >= 1, got {world_size}")
+    rank = _validate.integer(rank, "rank")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"rank must be in [0, world_size={world_size}), got {rank}")
+    return rank, world_size
+
+
 def stream_name(name):
     """``name`` if it is a non-empty str (a stream's name), else a TypeError naming it."""
     if not isinstance(name, str) or not name:
@@ -82,12 +93,7 @@ class SeedManager:
     def __init__(self, root_seed, mode="sync", rank=0, world_size=1, device=None):
         self._root = _validate.uint64(root_seed, "root_seed")
         self._mode = check_mode(mode)
-        self._world_size = _validate.integer(world_size, "world_size")
-        if self._world_size < 1:
-            raise ValueError(f"world_size must be >= 1, got {self._world_size}")
-        self._rank = _validate.integer(rank, "rank")
-        if not 0 <= self._rank < self._world_size:
-            raise ValueError(f"rank must be in [0, world_size={self._world_size}), got {self._rank}")
+        self._rank, self._world_size = check_rank(rank, world_size)
         self._device = device_index(device)
         if mode == "sync":
             self._base = self._root
