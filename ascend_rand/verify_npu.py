@@ -6,7 +6,10 @@ On a machine with torch_npu and an NPU it draws, from torch_npu's default NPU
 generator at a known (seed, offset), a uniform tensor (``torch.rand``) and a
 dropout mask (``torch_npu._npu_dropout``), and compares them bit for bit with
 ``ascend_rand.stateless.uniform`` and ``stateless.dropout_mask`` at counter
-``(0, offset)`` (docs/spec.md sections 2.4, 3.2 and 4.6; docs/npu.md).  It
+``(0, offset)`` (docs/spec.md sections 2.4, 3.2 and 4.6; docs/npu.md); then
+applies one of our masks with ``npu_dropout_do_mask`` and compares with
+``apply_mask`` (4.7), which is what ``ascend_rand.torch.dropout`` relies on
+on an NPU.  It
 prints one row per operator: equal, or where the first difference is.  A
 mismatch is a finding, not a crash: on Atlas A2/A3 some masks come from the
 hardware (DSA) mask engine, whose algorithm is not public.
@@ -21,7 +24,7 @@ import sys
 
 import numpy as np
 
-from . import stateless
+from . import apply_mask, stateless
 from .backend.torch import _npu_state, as_numpy
 
 
@@ -72,6 +75,15 @@ def compare(n, seed):
     diff = first_difference(ours, theirs)
     rows.append(("_npu_dropout mask", f"seed {key}, offset {offset}, p {p}: " + (diff or "equal"),
                  diff is None))
+
+    # DropOutDoMask's arithmetic on our mask: fl32(x * fl32(1 / (1 - p))) or +0 (spec 4.7).
+    mask = stateless.dropout_mask(n, 5, p, (0, 1))
+    values = np.linspace(-4.0, 4.0, n, dtype=np.float32)
+    result = torch_npu.npu_dropout_do_mask(torch.from_numpy(values).to("npu"),
+                                           torch.from_numpy(mask).to("npu"), p)
+    theirs = as_numpy(result[0] if isinstance(result, (tuple, list)) else result)
+    diff = first_difference(apply_mask(values, mask, p), theirs)
+    rows.append(("npu_dropout_do_mask", f"our mask, p {p}: " + (diff or "equal"), diff is None))
     return rows
 
 

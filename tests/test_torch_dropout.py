@@ -419,3 +419,35 @@ def test_cuda_matches_cpu(mode, dtype):
     mask = torch.from_numpy(ar.Generator(5).dropout_mask(999, 0.3))
     assert torch.equal(_dm._unpack_keep_torch(mask.cuda(), 999).cpu(),
                        _dm._unpack_keep_torch(mask, 999))
+
+
+def test_on_an_npu_the_torch_npu_operators_apply_our_mask(monkeypatch):
+    """No NPU here: the dispatch is checked with stand-ins for torch_npu's two operators
+    (receiving exactly our packed mask and p), which return what apply_mask would."""
+    import importlib
+    import sys
+    import types
+
+    import ascend_rand as ar
+    apply_npu = importlib.import_module("ascend_rand.torch.dropout")._apply_npu
+    calls = []
+
+    def do_mask(x, mask, p):
+        calls.append(("do_mask", mask.clone(), p))
+        y = ar.apply_mask(x.detach().numpy(), mask.numpy(), p)
+        return torch.from_numpy(y), mask  # the (output, mask) form
+
+    def backward(grad, mask, p):
+        calls.append(("backward", mask.clone(), p))
+        return torch.from_numpy(ar.apply_mask(grad.numpy(), mask.numpy(), p))
+
+    monkeypatch.setitem(sys.modules, "torch_npu", types.SimpleNamespace(
+        npu_dropout_do_mask=do_mask, npu_dropout_backward=backward))
+    x = torch.linspace(-3, 3, 300)
+    mask = torch.from_numpy(ar.Generator(5).dropout_mask(300, 0.2))
+    y = apply_npu(x, mask, 0.2, backward=False)
+    g = apply_npu(torch.ones(300), mask, 0.2, backward=True)
+    assert [c[0] for c in calls] == ["do_mask", "backward"]
+    assert all(torch.equal(c[1], mask) and c[2] == 0.2 for c in calls)
+    assert torch.equal(y, torch.from_numpy(ar.apply_mask(x.numpy(), mask.numpy(), 0.2)))
+    assert torch.equal(g, torch.from_numpy(ar.apply_mask(np.ones(300, np.float32), mask.numpy(), 0.2)))

@@ -78,13 +78,18 @@ def test_compare_reads_the_generator_state_and_reports_each_operator(monkeypatch
         fake_npu = types.SimpleNamespace(manual_seed=npu.manual_seed,
                                          default_generators=[types.SimpleNamespace(get_state=npu.get_state)])
         monkeypatch.setattr(torch, "npu", fake_npu, raising=False)
-        monkeypatch.setitem(sys.modules, "torch_npu", types.SimpleNamespace(_npu_dropout=npu.dropout))
+        do_mask = lambda x, m, p: (torch.from_numpy(ar.apply_mask(x.numpy(), m.numpy(), p)), m)  # noqa: E731
+        monkeypatch.setitem(sys.modules, "torch_npu", types.SimpleNamespace(
+            _npu_dropout=npu.dropout, npu_dropout_do_mask=do_mask))
         real_rand = torch.rand
         monkeypatch.setattr(torch, "rand", lambda n, device=None: npu.rand(n) if device == "npu"
                             else real_rand(n))
         monkeypatch.setattr(torch, "ones", lambda n, device=None: torch.zeros(n) + 1)
+        monkeypatch.setattr(torch.Tensor, "to", lambda self, *a, **k: self)
         rows = verify_npu.compare(1000, 77)
-        assert [r[0] for r in rows] == ["torch.rand float32", "_npu_dropout mask"]
+        assert [r[0] for r in rows] == ["torch.rand float32", "_npu_dropout mask",
+                                        "npu_dropout_do_mask"]
+        assert rows[2][2] is True
         assert rows[0][2] is True and "seed 77, offset 4008" in rows[0][1]
         assert rows[1][2] is (not corrupt) and "seed 78" in rows[1][1]
         if corrupt:

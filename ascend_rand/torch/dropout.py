@@ -190,6 +190,8 @@ class _DropoutFunction(torch.autograd.Function):
         else:
             mask = _regenerate_mask(*ctx.stream[:2], n, p, x.device, *ctx.stream[2:])
         ctx.scale = _scale(p, dtype_name)
+        if x.device.type == "npu":
+            return _apply_npu(x, mask, p, backward=False)
         return _apply(x, mask, ctx.scale, dtype_name)
 
     @staticmethod
@@ -201,7 +203,24 @@ class _DropoutFunction(torch.autograd.Function):
             (mask,) = ctx.saved_tensors
         else:
             mask = _regenerate_mask(*ctx.stream[:2], ctx.n, ctx.p, grad.device, *ctx.stream[2:])
+        if grad.device.type == "npu":
+            return _apply_npu(grad, mask, ctx.p, backward=True), None, None, None
         return _apply(grad, mask, ctx.scale, ctx.dtype_name), None, None, None
+
+
+def _apply_npu(t, mask, p, backward):
+    """On an Ascend NPU: torch_npu's own operators on our mask (the format is theirs),
+    ``npu_dropout_do_mask(x, mask, p)`` forward and ``npu_dropout_backward(grad, mask,
+    p)`` backward.  Their arithmetic is DropOutDoMask's on the device; that it equals
+    docs/spec.md 4.7 bit for bit is what ``python -m ascend_rand.verify_npu`` checks on
+    hardware (none was available here)."""
+    import torch_npu
+    if backward:
+        result = torch_npu.npu_dropout_backward(t, mask, p)
+    else:
+        result = torch_npu.npu_dropout_do_mask(t, mask, p)
+    # (some torch_npu versions return (output, mask))
+    return result[0] if isinstance(result, (tuple, list)) else result
 
 
 # -- the public functions --------------------------------------------------------------------------
