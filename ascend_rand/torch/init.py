@@ -1,7 +1,8 @@
 """torch.nn.init's random initialisers, drawing from an ascend_rand Generator.
 
 Same names, arguments and formulas as ``torch.nn.init`` (bounds, gains and
-fans computed as torch computes them), plus the keyword ``generator=``: an
+fans computed as torch computes them, by ``ascend_rand.init_rules``, which
+``ascend_rand.mindspore``'s initialisers share: same values there), plus the keyword ``generator=``: an
 ``ascend_rand.Generator``, None for ``ascend_rand.default_generator()``.  Each
 function makes one draw (``uniform``, ``normal``, ``truncated_normal`` of the
 Generator) in the tensor's own dtype (float32, float64, float16, bfloat16),
@@ -21,15 +22,12 @@ this module can stand in for ``torch.nn.init``.
 True
 """
 
-import math
 import warnings
 
-import numpy as np
 import torch
 from torch.nn.init import calculate_gain, constant_, dirac_, eye_, ones_, zeros_
 
-from .. import _validate
-from ..distributions.uniform import in_dtype
+from .. import _validate, init_rules
 from ._common import float_dtype_name, from_float64, generator_or_default, host_tensor
 
 __all__ = [
@@ -37,9 +35,6 @@ __all__ = [
     "normal_", "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_",
     "xavier_uniform_", "zeros_",
 ]
-
-_TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64,
-                 "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 # -- the draw and the copy -------------------------------------------------------------------------
@@ -65,22 +60,11 @@ def _prepare(tensor, generator, what):
     return float_dtype_name(tensor, "tensor", what), generator_or_default(generator, what)
 
 
-# -- fans, as torch computes them ------------------------------------------------------------------
+# -- fans, as torch computes them (ascend_rand.init_rules) -----------------------------------------
 
 def _fans(tensor):
     """(fan_in, fan_out): torch's rule, dimension 1 in, 0 out, times the receptive field."""
-    if tensor.dim() < 2:
-        raise ValueError(
-            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
-    receptive_field = math.prod(tensor.shape[2:])
-    return tensor.size(1) * receptive_field, tensor.size(0) * receptive_field
-
-
-def _correct_fan(tensor, mode):
-    if not isinstance(mode, str) or mode.lower() not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
-    fan_in, fan_out = _fans(tensor)
-    return fan_in if mode.lower() == "fan_in" else fan_out
+    return init_rules.fans(tensor.shape)
 
 
 # -- uniform and normal ----------------------------------------------------------------------------
@@ -123,19 +107,6 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
                                 loc=mean, scale=std))
 
 
-def _inward(bound, dtype_name, up):
-    """The dtype value nearest ``bound`` on the inside: the least >= bound (``up``), else
-    the greatest <= bound.  Infinite bounds stay infinite."""
-    if math.isinf(bound):
-        return bound
-    rounded = in_dtype(bound, dtype_name)  # nearest, ties to even: may lie outside
-    if (rounded < bound) if up else (rounded > bound):
-        dtype = _TORCH_DTYPES[dtype_name]
-        toward = torch.tensor(math.inf if up else -math.inf, dtype=dtype)
-        rounded = torch.nextafter(torch.tensor(rounded, dtype=dtype), toward).item()
-    return rounded
-
-
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fill ``tensor`` with N(mean, std^2) truncated to [a, b] (absolute bounds, as torch).
 
@@ -156,17 +127,10 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """
     what = "trunc_normal_"
     dtype_name, generator = _prepare(tensor, generator, what)
-    mean, std = _validate.finite_float(mean, "mean"), _validate.finite_float(std, "std")
-    if not std > 0:
-        raise ValueError(f"{what}: std must be > 0, got {std}")
-    a, b = _validate.real(a, "a"), _validate.real(b, "b")
-    if math.isnan(a) or math.isnan(b) or not a < b:
-        raise ValueError(f"{what}: need a < b, got a={a}, b={b}")
-    low, high = _inward(a, dtype_name, up=True), _inward(b, dtype_name, up=False)
-    if not low <= high:
-        raise ValueError(f"{what}: no {dtype_name} value lies in [a, b] = [{a}, {b}]")
+    mean, std, a_std, b_std, low, high = init_rules.trunc_normal_bounds(
+        mean, std, a, b, dtype_name, what)
     values = _draw(generator, "truncated_normal", tuple(tensor.shape), dtype_name,
-                   loc=mean, scale=std, a=(a - mean) / std, b=(b - mean) / std)
+                   loc=mean, scale=std, a=a_std, b=b_std)
     return _fill_(tensor, values.clamp_(low, high))
 
 
@@ -181,9 +145,7 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
     True
     """
     float_dtype_name(tensor, "tensor", "xavier_uniform_")
-    fan_in, fan_out = _fans(tensor)
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    bound = math.sqrt(3.0) * std
+    bound = init_rules.xavier_bound(tensor.shape, gain)
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -196,13 +158,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     1.0
     """
     float_dtype_name(tensor, "tensor", "xavier_normal_")
-    fan_in, fan_out = _fans(tensor)
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return normal_(tensor, 0.0, std, generator)
-
-
-def _kaiming_std(tensor, a, mode, nonlinearity):
-    return calculate_gain(nonlinearity, a) / math.sqrt(_correct_fan(tensor, mode))
+    return normal_(tensor, 0.0, init_rules.xavier_std(tensor.shape, gain), generator)
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
@@ -220,7 +176,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
-    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    bound = init_rules.kaiming_bound(tensor.shape, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -237,7 +193,8 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
-    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+    return normal_(tensor, 0.0, init_rules.kaiming_std(tensor.shape, a, mode, nonlinearity),
+                   generator)
 
 
 # -- orthogonal ------------------------------------------------------------------------------------
@@ -263,19 +220,10 @@ def orthogonal_(tensor, gain=1, generator=None):
     """
     what = "orthogonal_"
     dtype_name, generator = _prepare(tensor, generator, what)
-    if tensor.dim() < 2:
-        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    rows, cols = init_rules.orthogonal_shape(tensor.shape)
     gain = _validate.finite_float(gain, "gain")
     if tensor.numel() == 0:
         return tensor
-    rows = tensor.size(0)
-    cols = tensor.numel() // rows
-    flat = _draw(generator, "normal", (rows, cols), "float64").cpu().numpy()
-    if rows < cols:
-        flat = flat.T
-    q, r = np.linalg.qr(flat)
-    q = q * np.sign(np.diag(r))
-    if rows < cols:
-        q = q.T
-    values = from_float64(q * gain, dtype_name).reshape(tensor.shape)
-    return _fill_(tensor, values)
+    normal = _draw(generator, "normal", (rows, cols), "float64").cpu().numpy()
+    q = init_rules.orthogonal_matrix(normal, gain)
+    return _fill_(tensor, from_float64(q, dtype_name).reshape(tensor.shape))
