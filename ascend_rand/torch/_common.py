@@ -9,7 +9,7 @@ lives.  The conversions here are the one place NumPy arrays become tensors.
 import numpy as np
 import torch
 
-from ..fallback import conversions as _conv
+from .. import init_rules
 from ..generator import Generator
 from ..seeding.manual import default_generator
 
@@ -69,16 +69,6 @@ def host_tensor(values):
 
 
 def from_float64(values, dtype_name):
-    """float64 NumPy values rounded once (to nearest even) to ``dtype_name``, as a CPU tensor.
-
-    torch's float64 -> bfloat16 cast rounds twice (through float32), as
-    ml_dtypes' does; the 16-bit formats use ascend_rand's correctly rounded
-    conversion instead (docs/spec.md section 4.7).
-    """
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    if dtype_name in ("float16", "bfloat16"):
-        fmt = _conv.FORMAT_FLOAT16 if dtype_name == "float16" else _conv.FORMAT_BFLOAT16
-        bits = _conv.round_f64_to_16(values.reshape(-1), fmt).reshape(values.shape)
-        torch_dtype = torch.float16 if dtype_name == "float16" else torch.bfloat16
-        return torch.from_numpy(bits.view(np.int16)).view(torch_dtype)
-    return torch.from_numpy(values.astype(dtype_name))
+    """float64 NumPy values rounded once (to nearest even) to ``dtype_name``, as a CPU tensor
+    (``init_rules.round_from_float64``: one rounding for the 16-bit formats too)."""
+    return host_tensor(np.ascontiguousarray(init_rules.round_from_float64(values, dtype_name)))
