@@ -221,3 +221,18 @@ print(json.dumps([str(w.message) for w in caught if w.category is RuntimeWarning
 """
     messages = run_python(code)
     assert any("native core is unavailable" in m and "NumPy" in m for m in messages), messages
+
+
+def test_setup_installs_every_package_of_the_source_tree():
+    """A package missing from setup.py's list is missing from the wheel (CI found one)."""
+    import ast
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    tree = ast.parse((root / "setup.py").read_text())
+    listed = next(ast.literal_eval(k.value) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                  for k in node.keywords if k.arg == "packages")
+    found = {".".join(p.parent.relative_to(root).parts)
+             for p in (root / "ascend_rand").rglob("__init__.py")
+             if "fallback" not in p.parent.relative_to(root).parts}
+    found.add("ascend_rand.fallback")
+    assert set(listed) == found
