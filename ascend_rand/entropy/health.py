@@ -201,6 +201,7 @@ class HealthTests:
         self._rct_value = None
         self._rct_run = 0
         self._apt_carry = np.empty(0, dtype=np.uint64)
+        self._apt_tripped = frozenset()
         self._trips = np.empty(0, dtype=np.int64)  # sample indices of recent trips
         self._discard_streak = 0
         self._last_trip_test = None
@@ -259,30 +260,45 @@ class HealthTests:
         return trips, strict
 
     def _apt(self, x, base):
-        # Whole windows of W samples; an incomplete tail waits for the next block.
+        # Windows of W samples from the stream's start.  The last one may be incomplete:
+        # it is tested on what it holds so far (a trip fires as soon as the count reaches C)
+        # and completed by the next block; _apt_tripped remembers which cutoffs it already
+        # tripped, so that no window trips the same cutoff twice.
         y = np.concatenate((self._apt_carry, x))
         first = base - self._apt_carry.size
         w = self.window
-        m = y.size // w
+        m, r = divmod(y.size, w)
+        inherited = self._apt_tripped  # cutoffs the window starting at `first` already tripped
+        tripped_now = set(inherited) if m == 0 else set()
+        if m:
+            full = y[: m * w].reshape(m, w)
+            matches = full == full[:, :1]
+            counts = matches.sum(axis=1)
+        if r:
+            part = y[m * w :]
+            part_counts = np.cumsum(part == part[0])
         self._apt_carry = y[m * w :].copy()
-        if m == 0:
-            return np.empty(0, dtype=np.int64), None
-        win = y[: m * w].reshape(m, w)
-        matches = win == win[:, :1]
-        counts = matches.sum(axis=1)
         trips, strict = np.empty(0, dtype=np.int64), None
         for key in ("apt", "apt_strict"):
             c = self.cutoffs[key]
-            rows = np.flatnonzero(counts >= c)
-            if rows.size == 0:
-                continue
-            # The test fires at the sample where the running count reaches C.
-            at = np.argmax(np.cumsum(matches[rows], axis=1) >= c, axis=1)
-            pos = first + rows * w + at
+            pos = []
+            if m:
+                rows = np.flatnonzero(counts >= c)
+                if key in inherited:
+                    rows = rows[rows != 0]
+                if rows.size:
+                    # The test fires at the sample where the running count reaches C.
+                    at = np.argmax(np.cumsum(matches[rows], axis=1) >= c, axis=1)
+                    pos.extend((first + rows * w + at).tolist())
+            if r and part_counts[-1] >= c:
+                if not (m == 0 and key in inherited):
+                    pos.append(first + m * w + int(np.argmax(part_counts >= c)))
+                tripped_now.add(key)
             if key == "apt":
-                trips = pos
-            else:
-                strict = int(pos[0])
+                trips = np.asarray(pos, dtype=np.int64)
+            elif pos:
+                strict = int(min(pos))
+        self._apt_tripped = frozenset(tripped_now)
         return trips, strict
 
     def _run(self, x):
@@ -296,7 +312,7 @@ class HealthTests:
         apt_trips, apt_strict = self._apt(x, base)
         stricts = [(p, t) for p, t in ((rct_strict, RCT), (apt_strict, APT)) if p is not None]
         if stricts:
-            p, t = min(stricts)
+            p, t = min(stricts, key=lambda e: e[0])  # on a tie the RCT, listed first
             return (t, p, f"reached its strict cutoff (alpha = 2**-{STRICT_ALPHA_LOG2})"), 0
         trips = np.concatenate((np.asarray(rct_trips, dtype=np.int64), np.asarray(apt_trips, dtype=np.int64)))
         if trips.size == 0:
