@@ -117,10 +117,14 @@ class HmacDrbg:
             )
         if additional_input:
             self._update(additional_input)
-        key, v = self._key, self._v
+        # V = HMAC(Key, V) per block; the keyed HMAC state is set up once and copied.
+        keyed = hmac.new(self._key, digestmod="sha256")
+        v = self._v
         blocks = []
         for _ in range(-(-n // OUTLEN)):
-            v = _hmac(key, v)
+            h = keyed.copy()
+            h.update(v)
+            v = h.digest()
             blocks.append(v)
         self._v = v
         self._update(additional_input)

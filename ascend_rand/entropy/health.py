@@ -226,7 +226,8 @@ class HealthTests:
             raise ValueError(f"samples must be in [0, 2**{self.sample_bits})")
         return x.astype(np.uint64, copy=False)
 
-    def _raise_if_failed(self):
+    def raise_if_failed(self):
+        """Raise the persistent failure's ``EntropyError`` again, if there is one."""
         if self.failure is not None:
             raise EntropyError(
                 str(self.failure),
@@ -349,7 +350,7 @@ class HealthTests:
         False means a test tripped at alpha = 2**-20: run startup() again on fresh
         samples.  A persistent failure raises ``EntropyError``.
         """
-        self._raise_if_failed()
+        self.raise_if_failed()
         x = self._samples(samples)
         if x.size < STARTUP_SAMPLES:
             raise ValueError(f"the start-up test needs at least {STARTUP_SAMPLES} samples, got {x.size}")
@@ -377,7 +378,7 @@ class HealthTests:
         Raises ``EntropyError`` on a persistent failure, after one, and before the
         start-up test has passed.
         """
-        self._raise_if_failed()
+        self.raise_if_failed()
         if not self.started:
             raise EntropyError(
                 f"entropy source {self.source_name!r}: the start-up test has not passed",
