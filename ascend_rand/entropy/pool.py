@@ -1,0 +1,374 @@
+"""The entropy pool: health-tested, conditioned bytes from a hardware source.
+
+Path of every byte: the source's raw samples -> SP 800-90B health tests (health.py) ->
+SHA-256 conditioning over input carrying twice the output's entropy (SP 800-90B
+3.1.5) -> the caller, in ``mode="raw"``; in ``mode="drbg"`` those conditioned bytes
+seed an HMAC_DRBG (drbg.py) that produces the output and is reseeded every
+``reseed_interval`` requests and after fork.  docs/security.md is the threat model.
+"""
+
+import hashlib
+import math
+import os
+import threading
+import time
+import weakref
+from fractions import Fraction
+
+from .._validate import integer
+from .drbg import MAX_BYTES_PER_REQUEST, MAX_RESEED_INTERVAL, MIN_ENTROPY_BYTES, MIN_NONCE_BYTES, HmacDrbg
+from .errors import EntropyError
+from .health import STARTUP_SAMPLES, HealthTests, samples_from_bytes
+
+MODES = ("raw", "drbg")
+CONDITIONED_BYTES = 32  # one SHA-256 output
+# SP 800-90B 3.1.5.1.2: a vetted conditioner's output has full entropy when its input
+# carries at least twice the output length in (claimed) min-entropy.
+CONDITIONER_INPUT_BITS = 2 * 8 * CONDITIONED_BYTES
+# Raw samples per health-tested block: small enough that TRIP_LIMIT consecutive discarded
+# blocks of a healthy source are negligible (docs/security.md), large enough to batch.
+BLOCK_SAMPLES = 2**14
+DEFAULT_RESEED_INTERVAL = 2**10  # DRBG requests (each at most 64 KiB) between reseeds
+LOW_WATER = 4096  # the background thread refills when fewer conditioned bytes are left
+
+_POOLS = weakref.WeakSet()  # every live pool, for the fork handlers
+_HELD = []  # pools whose locks the parent holds across fork()
+
+
+def _count(n, name="n"):
+    n = integer(n, name)
+    if n < 0:
+        raise ValueError(f"{name} must be >= 0, got {n}")
+    return n
+
+
+def _check_source(source):
+    missing = [m for m in ("name", "sample_bits", "min_entropy", "read") if not hasattr(source, m)]
+    if missing:
+        raise TypeError(
+            f"an entropy source needs name, sample_bits, min_entropy and read(n); {source!r} lacks {', '.join(missing)}"
+        )
+    if not callable(source.read):
+        raise TypeError(f"the source's read must be callable, got {source.read!r}")
+    return source
+
+
+def _resolve(source):
+    if isinstance(source, str):
+        from .sources import resolve  # the hardware sources (sources.py)
+
+        return _check_source(resolve(source))
+    return _check_source(source)
+
+
+def _samples_per_output(min_entropy, sample_bits):
+    """Raw samples hashed into one 32-byte output: at least 512 bits of claimed entropy,
+    rounded up to whole bytes of input."""
+    spo = math.ceil(Fraction(CONDITIONER_INPUT_BITS) / Fraction(float(min_entropy)))
+    per_byte = 8 // math.gcd(8, sample_bits)  # samples that fill whole bytes
+    return -(-spo // per_byte) * per_byte
+
+
+class EntropyPool:
+    """Health-tested, conditioned secure random bytes from an entropy source.
+
+    ``source``: "auto" (the best hardware source present, else getrandom), a source
+    name, or any object with ``name``, ``sample_bits``, ``min_entropy`` and
+    ``read(n) -> bytes``.  ``mode="raw"``: every output byte comes from the SHA-256
+    conditioner over health-tested samples carrying twice its entropy (for keys and
+    seeds).  ``mode="drbg"``: an HMAC_DRBG seeded and reseeded (every
+    ``reseed_interval`` requests of at most 64 KiB, and after fork) from those bytes,
+    for volume.  ``background=True`` refills in a daemon thread.
+
+    Thread-safe; no two calls, threads or forked processes get the same bytes.  After a
+    persistent health-test failure every call raises ``EntropyError`` until ``reset()``.
+
+    >>> import os
+    >>> class Urandom:
+    ...     name, sample_bits, min_entropy = "urandom", 8, 8.0
+    ...     def read(self, n):
+    ...         return os.urandom(n)
+    >>> pool = EntropyPool(Urandom())
+    >>> len(pool.read(16)), 0 <= pool.secure_seed() < 2**64
+    (16, True)
+    >>> s = pool.stats(); s["source"], s["bytes_produced"]
+    ('urandom', 24)
+    """
+
+    def __init__(self, source="auto", mode="raw", reseed_interval=DEFAULT_RESEED_INTERVAL, background=False):
+        if not isinstance(mode, str) or mode not in MODES:
+            raise ValueError(f"mode must be 'raw' or 'drbg', got {mode!r}")
+        interval = integer(reseed_interval, "reseed_interval")
+        if not 1 <= interval <= MAX_RESEED_INTERVAL:
+            raise ValueError(f"reseed_interval must be in [1, 2**48] DRBG requests, got {interval}")
+        if not isinstance(background, bool):
+            raise TypeError(f"background must be True or False, got {background!r}")
+        self._source = _resolve(source)
+        self.mode = mode
+        self.reseed_interval = interval
+        self.background = background
+        self._health = HealthTests(str(self._source.name), self._source.sample_bits, self._source.min_entropy)
+        bits = self._health.sample_bits
+        spo = _samples_per_output(self._health.min_entropy, bits)
+        align = math.lcm(spo, self._health.window)  # whole APT windows per block, if not huge
+        if align > BLOCK_SAMPLES:
+            align = spo
+        self._block_samples = align * max(1, BLOCK_SAMPLES // align)
+        self._block_bytes = self._block_samples * bits // 8
+        self._input_bytes = spo * bits // 8  # raw bytes per conditioned output
+        self._startup_bytes = STARTUP_SAMPLES * bits // 8
+        self._counts = {"bytes_produced": 0, "raw_bytes_read": 0, "reseeds": 0}
+        self._init_process_state()
+        _POOLS.add(self)
+
+    def _init_process_state(self):
+        # What a forked child must not share with its parent: locks, buffered bytes, the
+        # DRBG's state, the background thread.
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._buffer = bytearray()
+        self._drbg = None
+        self._pid = os.getpid()
+        self._thread = None
+        self._stop = threading.Event()
+
+    @property
+    def source(self):
+        """The source object this pool reads."""
+        return self._source
+
+    @property
+    def source_name(self):
+        """The source's name."""
+        return self._health.source_name
+
+    def __repr__(self):
+        return f"EntropyPool(source={self.source_name!r}, mode={self.mode!r})"
+
+    # ------------------------------------------------------------ raw side (lock held)
+
+    def _read_source(self, n):
+        try:
+            data = self._source.read(n)
+        except EntropyError:
+            raise
+        except Exception as exc:  # the source's own failure (e.g. RDSEED out of retries)
+            raise EntropyError(
+                f"entropy source {self.source_name!r} could not be read: {exc}", source=self.source_name
+            ) from exc
+        if not isinstance(data, (bytes, bytearray)) or len(data) != n:
+            got = f"{len(data)} bytes" if isinstance(data, (bytes, bytearray)) else type(data).__name__
+            raise EntropyError(
+                f"entropy source {self.source_name!r} returned {got} when asked for {n} bytes",
+                source=self.source_name,
+            )
+        self._counts["raw_bytes_read"] += n
+        return bytes(data)
+
+    def _ensure_started(self):
+        self._health.raise_if_failed()
+        # Each failed attempt counts as a discarded block; TRIP_LIMIT of them in a row fail
+        # the source, so this loop ends.
+        while not self._health.started:
+            self._health.startup(samples_from_bytes(self._read_source(self._startup_bytes), self._health.sample_bits))
+
+    def _refill(self):
+        """Append one health-tested, conditioned block to the buffer."""
+        self._ensure_started()
+        while True:  # ends: discarded blocks fail the source after TRIP_LIMIT in a row
+            data = self._read_source(self._block_bytes)
+            if self._health.check(samples_from_bytes(data, self._health.sample_bits)):
+                break
+        view = memoryview(data)
+        step = self._input_bytes
+        self._buffer += b"".join(hashlib.sha256(view[i : i + step]).digest() for i in range(0, len(data), step))
+
+    def _take_conditioned(self, n):
+        out = bytearray()
+        while len(out) < n:
+            if not self._buffer:
+                self._refill()
+            k = min(n - len(out), len(self._buffer))
+            out += self._buffer[:k]
+            del self._buffer[:k]
+        return bytes(out)
+
+    # ------------------------------------------------------------ DRBG side (lock held)
+
+    def _personalization(self):
+        # Not secret: separates this instance and process from every other one.
+        return b"ascend_rand.EntropyPool" + os.getpid().to_bytes(8, "little") + time.time_ns().to_bytes(8, "little")
+
+    def _drbg_generate(self, n):
+        if self._drbg is None:
+            seed = self._take_conditioned(MIN_ENTROPY_BYTES + MIN_NONCE_BYTES)
+            self._drbg = HmacDrbg(
+                seed[:MIN_ENTROPY_BYTES], seed[MIN_ENTROPY_BYTES:], self._personalization(), self.reseed_interval
+            )
+        elif self._drbg.reseed_required:
+            self._drbg.reseed(self._take_conditioned(MIN_ENTROPY_BYTES))
+            self._counts["reseeds"] += 1
+        return self._drbg.generate(n)
+
+    # ------------------------------------------------------------ public
+
+    def _after_fork(self):
+        self._init_process_state()
+
+    def read(self, n):
+        """``n`` secure random bytes, never handed out before (to any thread or process).
+
+        Raises ``EntropyError`` when the source has failed its health tests.
+        """
+        n = _count(n)
+        with self._lock:
+            if self._pid != os.getpid():  # a fork that bypassed os.register_at_fork
+                self._after_fork()
+                return self.read(n)
+            self._health.raise_if_failed()
+            if n == 0:
+                return b""
+            if self.mode == "raw":
+                out = self._take_conditioned(n)
+            else:
+                out = b"".join(
+                    self._drbg_generate(min(MAX_BYTES_PER_REQUEST, n - i)) for i in range(0, n, MAX_BYTES_PER_REQUEST)
+                )
+            self._counts["bytes_produced"] += n
+            if self.background:
+                self._wake_background()
+            return out
+
+    def token_bytes(self, n=32):
+        """``n`` secure random bytes (32 by default), like ``secrets.token_bytes``."""
+        return self.read(n)
+
+    def secure_seed(self):
+        """A 64-bit seed (a Python int in [0, 2**64)) for Generator, MT19937, SeedManager."""
+        return int.from_bytes(self.read(8), "little")
+
+    def stats(self):
+        """Counters: bytes produced, raw bytes read and samples tested, failures, reseeds."""
+        with self._lock:
+            h = self._health.stats
+            return {
+                "source": self.source_name,
+                "mode": self.mode,
+                "sample_bits": self._health.sample_bits,
+                "min_entropy": self._health.min_entropy,
+                "bytes_produced": self._counts["bytes_produced"],
+                "raw_bytes_read": self._counts["raw_bytes_read"],
+                "raw_samples_tested": h["samples_tested"],
+                "intermittent_failures": h["intermittent_failures"],
+                "blocks_discarded": h["blocks_discarded"],
+                "persistent_failures": h["persistent_failures"],
+                "startup_tests": h["startup_tests"],
+                "reseeds": self._counts["reseeds"],
+                "failed": self._health.failed,
+            }
+
+    def reset(self):
+        """Clear a failure and run the start-up test again on fresh samples.
+
+        Drops buffered bytes and the DRBG state.  Raises ``EntropyError`` if the source
+        fails again.
+        """
+        with self._lock:
+            self._health.reset()
+            self._buffer.clear()
+            self._drbg = None
+            self._ensure_started()
+
+    # ------------------------------------------------------------ background refill
+
+    def _wake_background(self):
+        if self._thread is None or not self._thread.is_alive():
+            self._stop = threading.Event()
+            self._thread = threading.Thread(
+                target=_background_loop, args=(weakref.ref(self), self._stop), name="ascend_rand-entropy", daemon=True
+            )
+            self._thread.start()
+        elif len(self._buffer) < LOW_WATER:
+            self._cond.notify()
+
+    def start_background(self):
+        """Start the background refill thread now (``background=True`` starts it on first read)."""
+        with self._lock:
+            self.background = True
+            self._wake_background()
+
+    def close(self):
+        """Stop the background thread, if any.  Reading again restarts it."""
+        with self._lock:
+            self._stop.set()
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+
+
+def _background_loop(ref, stop):
+    # Holds the pool only while refilling or waiting, so an unreferenced pool is collected
+    # and its thread ends.  Errors end the thread; the next read() meets them again.
+    while not stop.is_set():
+        pool = ref()
+        if pool is None:
+            return
+        with pool._cond:
+            if stop.is_set() or pool._health.failed:
+                return
+            if len(pool._buffer) < LOW_WATER:
+                try:
+                    pool._refill()
+                except Exception:
+                    return
+            else:
+                pool._cond.wait(timeout=0.5)
+        del pool
+
+
+def _before_fork():
+    # Take every pool's lock so that no pool is half-updated in the child.
+    _HELD[:] = list(_POOLS)
+    for pool in _HELD:
+        pool._lock.acquire()
+
+
+def _after_fork_in_parent():
+    for pool in _HELD:
+        pool._lock.release()
+    _HELD.clear()
+
+
+def _after_fork_in_child():
+    # The child must not reuse a byte or a DRBG state of the parent's: drop them, with
+    # fresh locks (the parent's are held) and no background thread (it did not survive).
+    global _DEFAULT_LOCK
+    for pool in list(_POOLS):
+        pool._after_fork()
+    _HELD.clear()
+    _DEFAULT_LOCK = threading.Lock()
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
+
+_DEFAULT = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_pool():
+    """The process's shared pool: ``EntropyPool("auto", mode="raw")``, made on first use."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = EntropyPool("auto", mode="raw")
+        return _DEFAULT
+
+
+def secure_seed():
+    """A 64-bit seed from the default pool's health-tested hardware entropy.
+
+    For ``Generator(seed=None)`` and other non-reproducible runs; the pool reads the
+    best hardware source present (docs/security.md).
+    """
+    return default_pool().secure_seed()
