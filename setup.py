@@ -21,7 +21,8 @@ ParallelCompile("ASCEND_RAND_BUILD_JOBS", default=0).install()
 
 # csrc/ has three layers (docs/architecture.md): core/ (the element maths, header-only,
 # also for device compilers), cpu/ (tiling, SIMD dispatch, threads, whole-draw kernels)
-# and python/ (the pybind11 module).  Sources include each other as "core/...",
+# and python/ (the pybind11 module); entropy/ beside them holds the CPU hardware
+# random-number instructions (never included by core/).  Sources include each other as "core/...",
 # "cpu/...", "python/..." from csrc/.
 HEADERS = sorted(
     os.path.join(folder, name)
@@ -36,7 +37,8 @@ ext_modules = [
         ["csrc/cpu/kernels.cpp", "csrc/cpu/kernels_bits.cpp",
          "csrc/python/bindings.cpp", "csrc/python/bindings_bits.cpp",
          "csrc/python/bindings_mt.cpp", "csrc/python/bindings_bitgen.cpp",
-         "csrc/python/bindings_fast.cpp", "csrc/python/bindings_seed.cpp"],
+         "csrc/python/bindings_fast.cpp", "csrc/python/bindings_seed.cpp",
+         "csrc/entropy/hwrng.cpp", "csrc/python/bindings_entropy.cpp"],
         include_dirs=["csrc"],
         depends=HEADERS,
         cxx_std=17,

@@ -66,7 +66,9 @@ def test_kernel_tables_agree_name_for_name():
         infrastructure = {"set_num_threads", "get_num_threads", "build_info", "simd_levels",
                           "philox_bitgen", "mt19937_bitgen", "mt19937_xpow_mod", "philox_draw",
                           "stateless_draw", "plan_get",
-                          "mt19937_square_kernel"}
+                          "mt19937_square_kernel",
+                          # CPU hardware entropy (csrc/entropy/, ascend_rand/entropy/sources.py)
+                          "hw_entropy_available", "rdseed64", "rdrand64", "rndrrs64"}
         exported = {n for n in dir(native) if not n.startswith("_") and callable(getattr(native, n))}
         assert exported - infrastructure == set(KERNEL_NAMES)
 

@@ -147,6 +147,8 @@ void bind_mt(py::module_& m);
 void bind_bitgen(py::module_& m);
 // Seed derivation (bindings_seed.cpp).
 void bind_seed(py::module_& m);
+// bindings_entropy.cpp: CPU hardware random-number instructions.
+void bind_entropy(py::module_& m);
 // The Generator's small-draw path: reserve, allocate and fill in one call (bindings_fast.cpp).
 void bind_fast(py::module_& m);
 
@@ -203,4 +205,5 @@ PYBIND11_MODULE(_native, m) {
   bind_bitgen(m);
   bind_fast(m);
   bind_seed(m);
+  bind_entropy(m);
 }
