@@ -20,6 +20,8 @@ import pytest
 
 from ascend_rand.backend import native as native_backend
 from ascend_rand.entropy import sources as src
+from ascend_rand.entropy.errors import EntropyError
+from ascend_rand.entropy.health import samples_from_bytes
 
 NATIVE = native_backend._native
 HAS_HW_API = NATIVE is not None and hasattr(NATIVE, "hw_entropy_available")
@@ -248,7 +250,7 @@ def test_rdseed_source_reads_whole_little_endian_samples():
 @pytest.mark.parametrize("name", ["rdseed", "rdrand", "rndrrs", "getrandom", "hwrng", "npu"])
 def test_read_rejects_bad_counts(name):
     s = src._REGISTRY[name]
-    size = (s.sample_bits + 7) // 8
+    size = max(1, s.sample_bits // 8)
     with pytest.raises(TypeError, match=r"n must be an int, got float 8\.0"):
         s.read(8.0)
     with pytest.raises(TypeError, match="got bool"):
@@ -281,8 +283,9 @@ def test_hardware_failure_surfaces_as_source_error_naming_the_source(monkeypatch
                                       "rndrrs_retries": 1024},
         rdseed64=rdseed64)
     monkeypatch.setattr(native_backend, "_native", fake)
-    with pytest.raises(src.SourceError, match="^rdseed: no random value after 3 tries"):
+    with pytest.raises(src.SourceError, match="^rdseed: no random value after 3 tries") as info:
         src.RdseedSource(max_retries=3).read(16)
+    assert info.value.source == "rdseed" and isinstance(info.value, EntropyError)
     with pytest.raises(src.SourceError, match="after 1024 tries"):
         src.RdseedSource().read(16)
     assert calls == [(2, 3), (2, 1024)]
@@ -386,13 +389,44 @@ def test_resolve_returns_a_valid_user_object_as_is():
     assert src.resolve(obj) is obj
 
 
+def test_sub_byte_samples_pack_into_every_byte():
+    class Bits(src.EntropySource):
+        name, sample_bits, min_entropy = "bits", 1, 0.9
+
+        def _read(self, n):
+            return b"\xa5" * n
+
+    # Any byte count holds whole 1-bit samples; the pool cuts them LSB first.
+    data = Bits().read(3)
+    assert samples_from_bytes(data, 1).tolist() == [1, 0, 1, 0, 0, 1, 0, 1] * 3
+    assert src.resolve(Bits()).sample_bits == 1
+
+
+@needs_rdseed
+def test_rdseed_bytes_are_the_little_endian_words_the_pool_cuts(monkeypatch):
+    # The pool reads 64-bit samples back with health.samples_from_bytes: the words the
+    # instruction wrote must come back unchanged (checked with a recording fake fill).
+    words = np.array([0x0102030405060708, 2**64 - 2], dtype=np.uint64)
+
+    def fill(out, max_retries=1024):
+        out[:] = words
+
+    fake = types.SimpleNamespace(hw_entropy_available=NATIVE.hw_entropy_available, rdseed64=fill)
+    monkeypatch.setattr(native_backend, "_native", fake)
+    data = src.RdseedSource().read(16)
+    assert data[:8] == bytes([8, 7, 6, 5, 4, 3, 2, 1])
+    assert samples_from_bytes(data, 64).tolist() == [0x0102030405060708, 2**64 - 2]
+
+
 @pytest.mark.parametrize("field, value, error, match", [
     ("name", "", TypeError, "non-empty str 'name'"),
     ("name", 5, TypeError, "non-empty str 'name'"),
     ("sample_bits", True, TypeError, "int 'sample_bits'"),
     ("sample_bits", 8.0, TypeError, "int 'sample_bits'"),
-    ("sample_bits", 0, ValueError, r"sample_bits must be in \[1, 64\], got 0"),
-    ("sample_bits", 65, ValueError, r"sample_bits must be in \[1, 64\], got 65"),
+    ("sample_bits", 0, ValueError, r"sample_bits must be one of \(1, 2, 4, 8, 16, 32, 64\), "
+                                   r"got 0"),
+    ("sample_bits", 12, ValueError, r"sample_bits must be one of .*, got 12"),
+    ("sample_bits", 128, ValueError, r"sample_bits must be one of .*, got 128"),
     ("min_entropy", "8", TypeError, "real 'min_entropy'"),
     ("min_entropy", 0, ValueError, r"min_entropy must be in \(0, sample_bits = 8\], got 0"),
     ("min_entropy", 8.5, ValueError, r"min_entropy must be in \(0, sample_bits = 8\], got 8.5"),

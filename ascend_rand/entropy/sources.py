@@ -3,18 +3,20 @@
 Each source is an object with four members that the entropy pool reads:
 
 - ``name``: how :func:`sources` and :func:`resolve` call it;
-- ``sample_bits``: the width of one raw sample; a sample occupies
-  ``ceil(sample_bits / 8)`` bytes (64-bit samples are little-endian words,
-  samples of at most 8 bits one byte each, as NIST's SP 800-90B tools read them);
+- ``sample_bits``: the width of one raw sample, one of 1, 2, 4, 8, 16, 32, 64
+  (health.SAMPLE_BITS); multi-byte samples are little-endian, sub-byte samples
+  packed least significant bits first (health.samples_from_bytes cuts them);
 - ``min_entropy``: the claimed min-entropy of one sample, in bits
   (``0 < min_entropy <= sample_bits``); the health-test cutoffs and the
   conditioner's input size are computed from it;
-- ``read(n) -> bytes``: exactly ``n`` raw bytes, ``n`` a multiple of the sample size.
+- ``read(n) -> bytes``: exactly ``n`` raw bytes holding whole samples (``n`` a
+  multiple of ``sample_bits // 8`` for multi-byte samples).
 
 plus ``available`` and ``reason`` (why not, or None) and ``seed_grade``: False
 for a deterministic generator's output (RDRAND, getrandom) whose samples are
-not fresh entropy each.  A failed read raises :class:`SourceError` (a
-RuntimeError) naming the source; nothing is ever returned short or padded.
+not fresh entropy each.  A failed read raises :class:`SourceError` (an
+EntropyError, so a RuntimeError) naming the source; nothing is ever returned
+short or padded.
 
 The claims and their justification (docs/security.md):
 
@@ -59,6 +61,8 @@ import os
 import numpy as np
 
 from ..backend import native as _native_backend
+from .errors import EntropyError
+from .health import SAMPLE_BITS
 
 __all__ = [
     "SourceError", "EntropySource", "RdseedSource", "RdrandSource", "RndrrsSource",
@@ -74,8 +78,16 @@ HWRNG_DEVICE = "/dev/hwrng"
 HWRNG_SYSFS = "/sys/class/misc/hw_random"
 
 
-class SourceError(RuntimeError):
-    """An entropy source is absent or failed to deliver (names the source and why)."""
+class SourceError(EntropyError):
+    """An entropy source is absent or failed to deliver; ``source`` names it.
+
+    >>> e = SourceError("rdseed: no random value after 1024 tries", source="rdseed")
+    >>> isinstance(e, EntropyError), e.source, e.test
+    (True, 'rdseed', None)
+    """
+
+    def __init__(self, message, *, source=None):
+        super().__init__(message, source=source)
 
 
 def _native():
@@ -100,7 +112,8 @@ def _hw_info(module):
 
 
 def _sample_bytes(sample_bits):
-    return (sample_bits + 7) // 8
+    """Bytes that hold a whole number of samples: sub-byte samples pack into every byte."""
+    return max(1, sample_bits // 8)
 
 
 def _check_count(name, n, sample_bits):
@@ -149,13 +162,15 @@ class EntropySource(abc.ABC):
         n = _check_count(self.name, n, self.sample_bits)
         why = self.reason
         if why is not None:
-            raise SourceError(f"entropy source '{self.name}' is not available: {why}")
+            raise SourceError(f"entropy source '{self.name}' is not available: {why}",
+                              source=self.name)
         if n == 0:
             return b""
         data = self._read(n)
         if not isinstance(data, bytes) or len(data) != n:
             got = f"{len(data)} bytes" if isinstance(data, (bytes, bytearray)) else repr(type(data))
-            raise SourceError(f"entropy source '{self.name}' returned {got}, expected {n} bytes")
+            raise SourceError(f"entropy source '{self.name}' returned {got}, expected {n} bytes",
+                              source=self.name)
         return data
 
     @abc.abstractmethod
@@ -208,7 +223,7 @@ class _CpuInstructionSource(EntropySource):
             else:
                 fill(words, self.max_retries)
         except RuntimeError as exc:
-            raise SourceError(str(exc)) from exc
+            raise SourceError(str(exc), source=self.name) from exc
         return words.astype("<u8", copy=False).tobytes()
 
     def describe(self):
@@ -343,12 +358,13 @@ class HwrngSource(EntropySource):
                     chunk = fh.read(n - got)
                     if not chunk:
                         raise SourceError(f"entropy source 'hwrng': {self.device} returned "
-                                          f"end of file after {got} of {n} bytes")
+                                          f"end of file after {got} of {n} bytes",
+                                          source=self.name)
                     chunks.append(chunk)
                     got += len(chunk)
         except OSError as exc:
             raise SourceError(f"entropy source 'hwrng': reading {self.device} failed: "
-                              f"{exc}") from exc
+                              f"{exc}", source=self.name) from exc
         return b"".join(chunks)
 
     def describe(self):
@@ -418,7 +434,8 @@ class NpuSource(EntropySource):
         return "no CANN API exposes the NPU's TRNG"
 
     def _read(self, n):
-        raise SourceError(f"entropy source 'npu' is not available: {self.reason}")
+        raise SourceError(f"entropy source 'npu' is not available: {self.reason}",
+                          source=self.name)
 
 
 def _builtin_sources():
@@ -438,8 +455,8 @@ def _validate(obj):
     bits = getattr(obj, "sample_bits", None)
     if isinstance(bits, bool) or not isinstance(bits, numbers.Integral):
         raise TypeError(f"{what} needs an int 'sample_bits', got {bits!r}")
-    if not 1 <= bits <= 64:
-        raise ValueError(f"{what}: sample_bits must be in [1, 64], got {bits}")
+    if bits not in SAMPLE_BITS:
+        raise ValueError(f"{what}: sample_bits must be one of {SAMPLE_BITS}, got {bits}")
     h = getattr(obj, "min_entropy", None)
     if isinstance(h, bool) or not isinstance(h, numbers.Real):
         raise TypeError(f"{what} needs a real 'min_entropy' (bits per sample), got {h!r}")
@@ -504,19 +521,20 @@ def resolve(source="auto"):
                 candidate = _REGISTRY[name]
                 if getattr(candidate, "available", True):
                     return candidate
-            raise SourceError("no entropy source is available (getrandom should always be)")
+            raise SourceError("no entropy source is available (getrandom should always be)",
+                              source="auto")
         if source not in _REGISTRY:
             raise ValueError(f"unknown entropy source {source!r}; known: "
                              f"{sorted(_REGISTRY)} or 'auto'")
         chosen = _REGISTRY[source]
         if not getattr(chosen, "available", True):
             raise SourceError(f"entropy source {source!r} is not available: "
-                              f"{getattr(chosen, 'reason', None)}")
+                              f"{getattr(chosen, 'reason', None)}", source=source)
         return chosen
     if source is None:
         raise TypeError("source must be 'auto', a source name or a source object, not None")
     _validate(source)
     if getattr(source, "available", True) is False:
         raise SourceError(f"entropy source {source.name!r} is not available: "
-                          f"{getattr(source, 'reason', None)}")
+                          f"{getattr(source, 'reason', None)}", source=source.name)
     return source
