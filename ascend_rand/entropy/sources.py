@@ -18,38 +18,14 @@ not fresh entropy each.  A failed read raises :class:`SourceError` (an
 EntropyError, so a RuntimeError) naming the source; nothing is ever returned
 short or padded.
 
-The claims and their justification (docs/security.md):
-
-- ``rdseed``: 32 bits per 64-bit sample (half the width).  Intel documents
-  RDSEED as the output of its enhanced non-deterministic RNG (ENRNG): samples
-  from the entropy source conditioned by AES-CBC-MAC, "full entropy" per
-  SP 800-90B/C, intended to seed other generators.  We take half of that as a
-  margin for what cannot be checked from software (the conditioner hides the
-  raw noise, and some parts have shipped broken RDSEED); NIST's SP 800-90B
-  non-IID estimators on 1 MB of RDSEED bytes here give an initial estimate of
-  7.25 bits per byte (58 per sample; tools/sp800_90b_estimate.py), above it.
-- ``rdrand``: 0.125 bits per 64-bit sample, ``seed_grade=False``.  RDRAND is
-  the output of an AES CTR_DRBG that reseeds from the ENRNG after at most 511
-  128-bit outputs (Intel DRNG Software Implementation Guide, "Generating Seeds
-  from RDRAND"), so only a reseed brings fresh entropy: any 1024 consecutive
-  64-bit outputs span at least one reseed, credited at 128 bits (the DRBG's
-  security strength).  A pool that conditions by this claim therefore spans
-  the guide's reseed count; this module does not itself apply the guide's
-  AES-CBC-MAC mixing.
-- ``rndrrs``: 32 bits per 64-bit sample.  Arm's FEAT_RNG RNDRRS reseeds its
-  DRBG from the true random source before every read; the entropy quality is
-  implementation defined, so the claim takes RDSEED's half-width margin.
-- ``hwrng``: ``8 * min(rng_quality / 1024, 1/2)`` bits per byte, from
-  ``/sys/class/misc/hw_random/rng_quality`` (entropy per 1024 bits, the
-  driver's claim; Linux 5.19+ reports 1024 for drivers that state none, so it
-  is not a measurement and is capped at half); 4 bits per byte when the file
-  is absent.  Quality 0 (the kernel credits nothing) makes the source absent.
-- ``getrandom``: 8 bits per byte, ``seed_grade=False``: the kernel's CSPRNG
-  (ChaCha20 keyed from the kernel's entropy pool; getrandom blocks until it was
-  seeded with 256 bits).  The claim is computational, the same trust Python's
-  ``secrets`` places in it; it is the fallback when no hardware source exists.
-- ``npu``: no CANN API exposes the NPU's TRNG; :class:`NpuSource` is the
-  extension point (subclass it, then :func:`register` an instance).
+Claimed min-entropy per sample (justified in docs/security.md, "Sources"):
+``rdseed`` 32 of 64 bits (half of Intel's "full entropy"; SP 800-90B
+estimators here: 7.25 bits/byte); ``rdrand`` 0.125 of 64 (DRBG output: only
+its reseeds count, 128 bits per 1024 outputs); ``rndrrs`` 32 of 64;
+``hwrng`` 8 * min(rng_quality / 1024, 1/2) bits per byte (4 when unreported);
+``getrandom`` 8 per byte (computational: the kernel CSPRNG, as ``secrets``);
+``npu`` absent (no CANN API exposes the NPU's TRNG; :class:`NpuSource` is the
+extension point).
 """
 
 from __future__ import annotations
