@@ -24,7 +24,6 @@ Cost, for a group of W ranks each holding k named streams:
 """
 
 import hashlib
-import os
 
 import numpy as np
 
@@ -60,8 +59,10 @@ class ConsistencyError(RuntimeError):
 
 
 def _entropy_root():
-    """A fresh uint64 root from the OS entropy source (8 bytes, little-endian)."""
-    return int.from_bytes(os.urandom(8), "little")
+    """A fresh uint64 root: ``ascend_rand.entropy.secure_seed()`` (health-tested hardware
+    entropy, conditioned; docs/security.md)."""
+    from .entropy import secure_seed
+    return secure_seed()
 
 
 def _torch_distributed():

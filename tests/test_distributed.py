@@ -338,8 +338,9 @@ def test_rank_0_takes_its_root_from_the_entropy_source(one_rank, monkeypatch):
     assert ard.init_seeds(None).root_seed == 2**64 - 1  # the largest root survives the int64 trip
 
 
-def test_the_entropy_source_is_8_os_bytes(monkeypatch):
-    monkeypatch.setattr(os, "urandom", lambda n: bytes(range(1, n + 1)))
+def test_the_root_comes_from_the_entropy_pool(monkeypatch):
+    import ascend_rand.entropy as are
+    monkeypatch.setattr(are, "secure_seed", lambda: 0x0807060504030201)
     assert ard._entropy_root() == 0x0807060504030201
 
 

@@ -11,7 +11,6 @@ buffer.
 """
 
 import copy
-import os
 import threading
 
 import numpy as np
@@ -21,8 +20,11 @@ from ..seeding.derive import derive
 
 
 def entropy_words(count):
-    """``count`` uint32 words from the operating system's entropy source."""
-    raw = os.urandom(4 * count)
+    """``count`` uint32 words of health-tested, conditioned hardware entropy (the default
+    entropy pool, ``ascend_rand.entropy``; docs/security.md): the seed of an engine made
+    with ``seed=None``.  A failed source raises ``EntropyError``, never a weak seed."""
+    from ..entropy.pool import default_pool  # on first use: importing it reads no source
+    raw = default_pool().read(4 * count)
     return [int.from_bytes(raw[4 * i:4 * i + 4], "little") for i in range(count)]
 
 
