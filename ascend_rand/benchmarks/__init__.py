@@ -6,7 +6,8 @@
 building), ``smalldraws`` (the per-call cost of 16-element draws) and
 ``torch_backend`` (torch tensors against the native backend and torch's own
 generators) and ``dropout`` (``ascend_rand.torch.dropout`` forward+backward
-against torch's) time ascend_rand against numpy measured alongside, and against
+against torch's) and ``entropy`` (the entropy pool against raw RDSEED, RDRAND
+and os.urandom) time ascend_rand against numpy measured alongside, and against
 randomgen, torch and a g++-built std::mt19937 where those are present: a
 missing peer is a table row saying why, never an error.  ``harness`` holds what
 they share; ``plot`` draws their rows (it needs matplotlib).
@@ -22,11 +23,12 @@ import sys
 import time
 from pathlib import Path
 
-from . import distributions, dropout, harness, mt19937, smalldraws, torch_backend, uniform
+from . import distributions, dropout, entropy, harness, mt19937, smalldraws, torch_backend, uniform
 
 # The order ``ascend-rand bench`` runs them in.
 BENCHMARKS = {"uniform": uniform, "distributions": distributions, "mt19937": mt19937,
-              "smalldraws": smalldraws, "torch_backend": torch_backend, "dropout": dropout}
+              "smalldraws": smalldraws, "torch_backend": torch_backend, "dropout": dropout,
+              "entropy": entropy}
 
 
 def add_arguments(parser):
@@ -42,7 +44,7 @@ def add_arguments(parser):
                         help="also write the results (every row, the targets, the machine) as "
                              "JSON; with several benchmarks PATH gets '.uniform', "
                              "'.distributions', '.mt19937', '.smalldraws', '.torch_backend' and "
-                             "'.dropout' inserted before its suffix")
+                             "'.dropout', '.entropy' inserted before its suffix")
     parser.add_argument("--markdown", action="store_true",
                         help="also print the tables as markdown (for docs/performance.md)")
     parser.add_argument("--plot", metavar="PNG",

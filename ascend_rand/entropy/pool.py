@@ -61,7 +61,7 @@ def _resolve(source):
     return _check_source(source)
 
 
-def _samples_per_output(min_entropy, sample_bits):
+def samples_per_output(min_entropy, sample_bits):
     """Raw samples hashed into one 32-byte output: at least 512 bits of claimed entropy,
     rounded up to whole bytes of input."""
     spo = math.ceil(Fraction(CONDITIONER_INPUT_BITS) / Fraction(float(min_entropy)))
@@ -109,7 +109,7 @@ class EntropyPool:
         self.background = background
         self._health = HealthTests(str(self._source.name), self._source.sample_bits, self._source.min_entropy)
         bits = self._health.sample_bits
-        spo = _samples_per_output(self._health.min_entropy, bits)
+        spo = samples_per_output(self._health.min_entropy, bits)
         align = math.lcm(spo, self._health.window)  # whole APT windows per block, if not huge
         if align > BLOCK_SAMPLES:
             align = spo
