@@ -9,6 +9,7 @@ on demand.
 """
 
 import doctest
+import importlib
 import os
 import platform
 import threading
@@ -19,9 +20,10 @@ import numpy as np
 import pytest
 
 from ascend_rand.backend import native as native_backend
-from ascend_rand.entropy import sources as src
 from ascend_rand.entropy.errors import EntropyError
 from ascend_rand.entropy.health import samples_from_bytes
+
+src = importlib.import_module("ascend_rand.entropy.sources")  # (the package exports sources())
 
 NATIVE = native_backend._native
 HAS_HW_API = NATIVE is not None and hasattr(NATIVE, "hw_entropy_available")
