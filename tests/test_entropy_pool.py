@@ -237,8 +237,9 @@ def test_drbg_mode_reseeds_at_its_interval():
 
 
 def test_drbg_mode_is_seeded_from_conditioned_bytes():
-    # Seeding takes 48 conditioned bytes (entropy input and nonce), each reseed 32.
-    pool = EntropyPool(Urandom(), mode="drbg", reseed_interval=1)
+    # HMAC_DRBG: seeding takes 48 conditioned bytes (entropy input and nonce), each reseed 32
+    # (CTR_DRBG: tests/test_ctr_drbg.py).
+    pool = EntropyPool(Urandom(), mode="drbg", reseed_interval=1, drbg="hmac")
     taken = []
     orig = pool._take_conditioned
     pool._take_conditioned = lambda n: taken.append(n) or orig(n)
@@ -398,6 +399,7 @@ def test_stats_keys_and_counts():
     assert set(s) == {
         "source", "mode", "sample_bits", "min_entropy", "bytes_produced", "raw_bytes_read", "raw_samples_tested",
         "intermittent_failures", "blocks_discarded", "persistent_failures", "startup_tests", "reseeds", "failed",
+        "drbg",
     }  # fmt: skip
 
 
@@ -420,6 +422,7 @@ def test_background_thread_refills_and_stops():
         ({"reseed_interval": 0}, ValueError, "reseed_interval"),
         ({"reseed_interval": 1.5}, TypeError, "reseed_interval"),
         ({"background": "yes"}, TypeError, "background"),
+        ({"drbg": "aes"}, ValueError, "drbg must be"),
     ],
 )
 def test_bad_pool_arguments(kwargs, exc, match):

@@ -3,8 +3,9 @@
 Path of every byte: the source's raw samples -> SP 800-90B health tests (health.py) ->
 SHA-256 conditioning over input carrying twice the output's entropy (SP 800-90B
 3.1.5) -> the caller, in ``mode="raw"``; in ``mode="drbg"`` those conditioned bytes
-seed an HMAC_DRBG (drbg.py) that produces the output and is reseeded every
-``reseed_interval`` requests and after fork.  docs/security.md is the threat model.
+seed a DRBG that produces the output and is reseeded every ``reseed_interval`` requests
+and after fork: CTR_DRBG over AES-256 (ctr_drbg.py) when the optional ``cryptography``
+package is importable, else HMAC_DRBG over SHA-256 (drbg.py).  docs/security.md is the threat model.
 """
 
 import hashlib
@@ -16,11 +17,15 @@ import weakref
 from fractions import Fraction
 
 from .._validate import integer
+from . import ctr_drbg
 from .drbg import MAX_BYTES_PER_REQUEST, MAX_RESEED_INTERVAL, MIN_ENTROPY_BYTES, MIN_NONCE_BYTES, HmacDrbg
 from .errors import EntropyError
 from .health import STARTUP_SAMPLES, HealthTests, samples_from_bytes
 
 MODES = ("raw", "drbg")
+DRBG_KINDS = ("auto", "ctr", "hmac")
+# The names stats() reports for the DRBG in use.
+DRBG_NAMES = {"ctr": "CTR_DRBG(AES-256, no df)", "hmac": "HMAC_DRBG(SHA-256)"}
 CONDITIONED_BYTES = 32  # one SHA-256 output
 # SP 800-90B 3.1.5.1.2: a vetted conditioner's output has full entropy when its input
 # carries at least twice the output length in (claimed) min-entropy.
@@ -76,9 +81,11 @@ class EntropyPool:
     name, or any object with ``name``, ``sample_bits``, ``min_entropy`` and
     ``read(n) -> bytes``.  ``mode="raw"``: every output byte comes from the SHA-256
     conditioner over health-tested samples carrying twice its entropy (for keys and
-    seeds).  ``mode="drbg"``: an HMAC_DRBG seeded and reseeded (every
-    ``reseed_interval`` requests of at most 64 KiB, and after fork) from those bytes,
-    for volume.  ``background=True`` refills in a daemon thread.
+    seeds).  ``mode="drbg"``: a DRBG seeded and reseeded (every ``reseed_interval``
+    requests of at most 64 KiB, and after fork) from those bytes, for volume.
+    ``drbg``: "auto" (CTR_DRBG over AES-256 when the optional ``cryptography`` package
+    is importable, else HMAC_DRBG over SHA-256), "ctr" or "hmac"; ``stats()["drbg"]``
+    names the one in use.  ``background=True`` refills in a daemon thread.
 
     Thread-safe; no two calls, threads or forked processes get the same bytes.  After a
     persistent health-test failure every call raises ``EntropyError`` until ``reset()``.
@@ -95,9 +102,20 @@ class EntropyPool:
     ('urandom', 24)
     """
 
-    def __init__(self, source="auto", mode="raw", reseed_interval=DEFAULT_RESEED_INTERVAL, background=False):
+    def __init__(
+        self, source="auto", mode="raw", reseed_interval=DEFAULT_RESEED_INTERVAL, background=False, drbg="auto"
+    ):
         if not isinstance(mode, str) or mode not in MODES:
             raise ValueError(f"mode must be 'raw' or 'drbg', got {mode!r}")
+        if not isinstance(drbg, str) or drbg not in DRBG_KINDS:
+            raise ValueError(f"drbg must be 'auto', 'ctr' or 'hmac', got {drbg!r}")
+        if drbg == "auto":
+            drbg = "ctr" if ctr_drbg.AVAILABLE else "hmac"
+        elif drbg == "ctr" and not ctr_drbg.AVAILABLE:
+            raise ImportError(
+                "drbg='ctr' needs the 'cryptography' package (pip install 'ascend_rand[secure]'); "
+                "use drbg='auto' or 'hmac' without it"
+            )
         interval = integer(reseed_interval, "reseed_interval")
         if not 1 <= interval <= MAX_RESEED_INTERVAL:
             raise ValueError(f"reseed_interval must be in [1, 2**48] DRBG requests, got {interval}")
@@ -105,6 +123,7 @@ class EntropyPool:
             raise TypeError(f"background must be True or False, got {background!r}")
         self._source = _resolve(source)
         self.mode = mode
+        self.drbg = drbg
         self.reseed_interval = interval
         self.background = background
         self._health = HealthTests(str(self._source.name), self._source.sample_bits, self._source.min_entropy)
@@ -201,12 +220,20 @@ class EntropyPool:
 
     def _drbg_generate(self, n):
         if self._drbg is None:
-            seed = self._take_conditioned(MIN_ENTROPY_BYTES + MIN_NONCE_BYTES)
-            self._drbg = HmacDrbg(
-                seed[:MIN_ENTROPY_BYTES], seed[MIN_ENTROPY_BYTES:], self._personalization(), self.reseed_interval
-            )
+            if self.drbg == "ctr":
+                # No derivation function: the entropy input is seedlen (48) full-entropy
+                # bytes, which the conditioned bytes are; no nonce.
+                self._drbg = ctr_drbg.CtrDrbg(
+                    self._take_conditioned(ctr_drbg.ENTROPY_BYTES), self._personalization(), self.reseed_interval
+                )
+            else:
+                seed = self._take_conditioned(MIN_ENTROPY_BYTES + MIN_NONCE_BYTES)
+                self._drbg = HmacDrbg(
+                    seed[:MIN_ENTROPY_BYTES], seed[MIN_ENTROPY_BYTES:], self._personalization(), self.reseed_interval
+                )
         elif self._drbg.reseed_required:
-            self._drbg.reseed(self._take_conditioned(MIN_ENTROPY_BYTES))
+            need = ctr_drbg.ENTROPY_BYTES if self.drbg == "ctr" else MIN_ENTROPY_BYTES
+            self._drbg.reseed(self._take_conditioned(need))
             self._counts["reseeds"] += 1
         return self._drbg.generate(n)
 
@@ -248,12 +275,14 @@ class EntropyPool:
         return int.from_bytes(self.read(8), "little")
 
     def stats(self):
-        """Counters: bytes produced, raw bytes read and samples tested, failures, reseeds."""
+        """Counters: bytes produced, raw bytes read and samples tested, failures, reseeds;
+        ``"drbg"`` names the DRBG in use in drbg mode (None in raw mode)."""
         with self._lock:
             h = self._health.stats
             return {
                 "source": self.source_name,
                 "mode": self.mode,
+                "drbg": DRBG_NAMES[self.drbg] if self.mode == "drbg" else None,
                 "sample_bits": self._health.sample_bits,
                 "min_entropy": self._health.min_entropy,
                 "bytes_produced": self._counts["bytes_produced"],
