@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes  # 
 from ascend_rand.entropy import ctr_drbg as ctr_mod  # noqa: E402
 from ascend_rand.entropy.ctr_drbg import CtrDrbg, ReseedRequired  # noqa: E402
 from ascend_rand.entropy.pool import EntropyPool  # noqa: E402
+from cavp import cavp_vectors  # tests/data/cavp.py
 
 DATA = Path(__file__).parent / "data"
 
@@ -27,22 +28,7 @@ class Urandom:
         return os.urandom(n)
 
 
-def cavp_vectors():
-    blocks, cur = [], None
-    for line in (DATA / "ctr_drbg_aes256.rsp").read_text().splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, _, value = (part.strip() for part in line.partition("="))
-        if key == "File":
-            cur = {"File": value}
-            blocks.append(cur)
-        else:
-            cur[key] = value
-    return blocks
-
-
-VECTORS = cavp_vectors()
+VECTORS = cavp_vectors("ctr_drbg_aes256.rsp")
 
 
 def test_cavp_file_has_the_expected_vectors():

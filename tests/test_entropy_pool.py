@@ -20,6 +20,7 @@ from ascend_rand.entropy import pool as pool_mod
 from ascend_rand.entropy.drbg import HmacDrbg, ReseedRequired
 from ascend_rand.entropy.errors import EntropyError
 from ascend_rand.entropy.pool import EntropyPool
+from cavp import cavp_vectors  # tests/data/cavp.py
 
 DATA = Path(__file__).parent / "data"
 
@@ -88,22 +89,7 @@ class Broken(Urandom):
 # ---------------------------------------------------------------- HMAC_DRBG known answers
 
 
-def cavp_vectors():
-    blocks, cur = [], None
-    for line in (DATA / "hmac_drbg_sha256.rsp").read_text().splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, _, value = (part.strip() for part in line.partition("="))
-        if key == "File":
-            cur = {"File": value}
-            blocks.append(cur)
-        else:
-            cur[key] = value
-    return blocks
-
-
-VECTORS = cavp_vectors()
+VECTORS = cavp_vectors("hmac_drbg_sha256.rsp")
 
 
 def test_cavp_file_has_the_expected_vectors():
