@@ -1,12 +1,13 @@
-"""The ``ascend-rand`` command: ``demo``, ``bench`` and ``backends``.
+"""The ``ascend-rand`` command: ``demo``, ``bench``, ``stream`` and ``backends``.
 
 ``ascend-rand bench`` runs the benchmarks of ``ascend_rand.benchmarks``,
 installed with the package: ``uniform`` (uniform floats, raw uint32), then
 ``distributions`` (normals, truncated normal, packed dropout masks), then
 ``mt19937`` (the MT19937 engine); ``--only NAME`` runs one.  Its options are
 ``ascend_rand.benchmarks.add_arguments`` (``ascend-rand bench --help``).
-``ascend-rand demo`` is ``ascend_rand.demo``; ``python -m ascend_rand`` is this
-command too.
+``ascend-rand demo`` is ``ascend_rand.demo``; ``ascend-rand stream`` writes a
+byte stream for external batteries (``ascend_rand.stream``); ``python -m
+ascend_rand`` is this command too.
 
 Exit codes: 0 success; 1 a correctness check failed (``demo``) or ``bench
 --check-target`` missed a target; 2 a usage error, or ``bench --plot`` could
@@ -48,6 +49,21 @@ def _cmd_backends(args):
     return 0
 
 
+def _cmd_stream(args):
+    from . import stream
+
+    if args.bytes is not None and args.bytes < 0:
+        print(f"ascend-rand stream: error: --bytes must be >= 0, got {args.bytes}",
+              file=sys.stderr)
+        return 2
+    try:
+        stream.write(sys.stdout.buffer, args.engine, args.dist, args.seed, args.bytes)
+    except (TypeError, ValueError) as exc:
+        print(f"ascend-rand stream: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="ascend-rand",
@@ -67,6 +83,20 @@ def build_parser():
     )
     benchmarks.add_arguments(bench)
     bench.set_defaults(func=functools.partial(_cmd_bench, bench))
+    stream_cmd = sub.add_parser(
+        "stream", help="write a binary stream to stdout for external test batteries "
+                       "(PractRand stdin32, dieharder -g 200)",
+        description="Write an endless (or --bytes N) binary stream of one ascend_rand stream to "
+                    "stdout; a closed pipe ends it quietly (ascend_rand/stream.py says what "
+                    "each --dist writes).")
+    stream_cmd.add_argument("--engine", choices=("philox", "mt19937"), default="philox")
+    stream_cmd.add_argument("--dist", choices=("raw", "uniform", "normal", "mask"), default="raw",
+                            help="raw: the engine's uint32 words from its start; uniform: float32 "
+                                 "mantissa bits; normal: Phi(z) bits; mask: p = 0.5 mask bytes")
+    stream_cmd.add_argument("--seed", type=int, default=0,
+                            help="the engine's seed (Philox: a uint64; MT19937: a uint32)")
+    stream_cmd.add_argument("--bytes", type=int, metavar="N", help="stop after N bytes")
+    stream_cmd.set_defaults(func=_cmd_stream)
     report = sub.add_parser("backends", help="which backends can run here, and why not")
     report.add_argument("--json", action="store_true", help="print the report as JSON")
     report.set_defaults(func=_cmd_backends)
