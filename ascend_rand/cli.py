@@ -1,4 +1,4 @@
-"""The ``ascend-rand`` command: ``demo``, ``bench``, ``stream`` and ``backends``.
+"""The ``ascend-rand`` command: ``demo``, ``bench``, ``stream``, ``battery`` and ``backends``.
 
 ``ascend-rand bench`` runs the benchmarks of ``ascend_rand.benchmarks``,
 installed with the package: ``uniform`` (uniform floats, raw uint32), then
@@ -57,11 +57,18 @@ def _cmd_stream(args):
               file=sys.stderr)
         return 2
     try:
-        stream.write(sys.stdout.buffer, args.engine, args.dist, args.seed, args.bytes)
+        stream.write(sys.stdout.buffer, args.engine, args.dist, args.seed, args.bytes,
+                     args.layout, args.streams)
     except (TypeError, ValueError) as exc:
         print(f"ascend-rand stream: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _cmd_battery(args):
+    from . import battery
+
+    return battery.main(args.kind, args.seed, args.json)
 
 
 def build_parser():
@@ -96,7 +103,23 @@ def build_parser():
     stream_cmd.add_argument("--seed", type=int, default=0,
                             help="the engine's seed (Philox: a uint64; MT19937: a uint32)")
     stream_cmd.add_argument("--bytes", type=int, metavar="N", help="stop after N bytes")
+    stream_cmd.add_argument("--layout", choices=("stream", "offsets", "seeds"), default="stream",
+                            help="raw Philox words as training uses them: one 16-word draw per "
+                                 "offset, or seeds 0..255 interleaved")
+    stream_cmd.add_argument("--streams", type=int, default=1,
+                            help="MT19937 streams (element i from stream i %% S)")
     stream_cmd.set_defaults(func=_cmd_stream)
+    battery_cmd = sub.add_parser(
+        "battery", help="rngtest and dieharder on ascend_rand's streams (a table of results)",
+        description="Run external test batteries on the streams of `ascend-rand stream` "
+                    "(ascend_rand/battery.py says which and how they are judged); exit 1 when "
+                    "a result fails or a battery is not installed.")
+    battery_cmd.add_argument("kind", choices=("quick", "full"),
+                             help="quick: rngtest and 3 dieharder tests on 7 streams (minutes); "
+                                  "full: dieharder -a on Philox and MT19937 words (hours)")
+    battery_cmd.add_argument("--seed", type=int, default=1)
+    battery_cmd.add_argument("--json", action="store_true", help="print the rows as JSON")
+    battery_cmd.set_defaults(func=_cmd_battery)
     report = sub.add_parser("backends", help="which backends can run here, and why not")
     report.add_argument("--json", action="store_true", help="print the report as JSON")
     report.set_defaults(func=_cmd_backends)

@@ -18,6 +18,12 @@ ascend_rand stream into such bytes (docs/quality.md):
   a defect in the normals' shape shows as non-uniform bytes;
 - ``mask``: packed dropout-mask bytes with ``p_drop = 0.5`` (every bit a fair
   coin), chunks of whole 128-bit groups so there is no padding.
+
+``layout`` builds the raw Philox words the way training uses them:
+``"offsets"``, one short draw (16 words) per offset, counter (0, o) for
+o = 0, 1, 2, ...; ``"seeds"``, the words of seeds 0..255 interleaved (word j
+of seed s at position 256 j + s).  ``streams`` > 1 makes MT19937 raw words
+multi-stream (element i from stream i % streams, docs/spec.md 6.5).
 """
 
 import math
@@ -43,6 +49,30 @@ def _raw(engine):
 _MANTISSA = np.arange(23, dtype=np.uint32)
 
 
+OFFSET_WORDS = 16  # words per offset in the "offsets" layout
+SEEDS = 256  # seeds interleaved in the "seeds" layout
+
+
+def _offsets(seed):
+    from . import stateless
+    offset = 0
+    while True:
+        chunk = [stateless.raw(OFFSET_WORDS, seed, (0, o))
+                 for o in range(offset, offset + CHUNK // OFFSET_WORDS)]
+        offset += CHUNK // OFFSET_WORDS
+        yield np.concatenate(chunk).astype("<u4").tobytes()
+
+
+def _seeds():
+    from . import stateless
+    per_seed = CHUNK // SEEDS  # a multiple of 4: each piece starts on a block
+    block = 0
+    while True:
+        words = np.stack([stateless.raw(per_seed, s, (block, 0)) for s in range(SEEDS)])
+        block += per_seed // 4
+        yield words.T.astype("<u4").tobytes()  # word j of every seed, then word j + 1
+
+
 def _uniform(generator):
     while True:
         u = generator.random(CHUNK)  # float32 m * 2**-23 (docs/spec.md 3.2)
@@ -64,8 +94,18 @@ def _mask(generator):
         yield generator.dropout_mask(CHUNK * 8, 0.5).tobytes()  # CHUNK bytes, no padding
 
 
-def chunks(engine="philox", dist="raw", seed=0):
+LAYOUTS = ("stream", "offsets", "seeds")
+
+
+def chunks(engine="philox", dist="raw", seed=0, layout="stream", streams=1):
     """An endless iterator of byte chunks of stream ``dist`` from ``engine`` seeded ``seed``."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    if layout != "stream" and (engine != "philox" or dist != "raw"):
+        raise ValueError(f"layout {layout!r} is for raw Philox words")
+    streams = _validate.integer(streams, "streams")
+    if streams != 1 and engine != "mt19937":
+        raise ValueError(f"streams is an MT19937 option, got streams={streams} for {engine}")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if dist not in DISTS:
@@ -73,14 +113,18 @@ def chunks(engine="philox", dist="raw", seed=0):
     seed = _validate.uint64(seed, "seed")
     if engine == "mt19937" and seed >= 1 << 32:
         raise ValueError(f"an MT19937 seed must be in [0, 2**32), got {seed}")
-    eng = Philox(seed) if engine == "philox" else MT19937(seed)
+    if layout == "offsets":
+        return _offsets(seed)
+    if layout == "seeds":
+        return _seeds()
+    eng = Philox(seed) if engine == "philox" else MT19937(seed, streams=streams)
     if dist == "raw":
         return _raw(eng)
     generator = Generator(engine=eng)
     return {"uniform": _uniform, "normal": _normal, "mask": _mask}[dist](generator)
 
 
-def write(out, engine="philox", dist="raw", seed=0, nbytes=None):
+def write(out, engine="philox", dist="raw", seed=0, nbytes=None, layout="stream", streams=1):
     """Write stream ``dist`` to the binary file ``out``: ``nbytes`` bytes, or until the
     reader closes the pipe (then it returns quietly).  Returns the bytes written."""
     if nbytes is not None:
@@ -89,7 +133,7 @@ def write(out, engine="philox", dist="raw", seed=0, nbytes=None):
             raise ValueError(f"bytes must be >= 0, got {nbytes}")
     written = 0
     try:
-        for chunk in chunks(engine, dist, seed):
+        for chunk in chunks(engine, dist, seed, layout, streams):
             if nbytes is not None and written + len(chunk) >= nbytes:
                 out.write(chunk[:nbytes - written])
                 written = nbytes

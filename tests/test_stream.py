@@ -83,3 +83,25 @@ def test_bad_arguments(args, message):
                          [sys.executable, "-m", "ascend_rand", "stream", *args],
                          capture_output=True, text=True)
     assert out.returncode == 2 and message in out.stderr and out.stdout == ""
+
+
+def test_training_layouts():
+    data = run("--layout", "offsets", "--seed", "9", n=4 * 64)
+    words = np.frombuffer(data, "<u4").reshape(4, 16)
+    for o in range(4):
+        assert words[o].tolist() == ar.stateless.raw(16, 9, (0, o)).tolist()
+    data = run("--layout", "seeds", n=4 * 256 * 8)
+    words = np.frombuffer(data, "<u4").reshape(8, 256)  # word j of seed s at 256 j + s
+    for s in (0, 1, 255):
+        assert words[:, s].tolist() == ar.stateless.raw(8, s).tolist()
+
+
+def test_multi_stream_mt19937():
+    data = run("--engine", "mt19937", "--streams", "3", "--seed", "5", n=4 * 300)
+    assert np.frombuffer(data, "<u4").tolist() == ar.MT19937(5, streams=3).random_raw(300).tolist()
+
+
+def test_layouts_are_for_raw_philox_words():
+    out = subprocess.run([sys.executable, "-m", "ascend_rand", "stream", "--layout", "seeds",
+                          "--dist", "uniform", "--bytes", "8"], capture_output=True, text=True)
+    assert out.returncode == 2 and "raw Philox" in out.stderr
