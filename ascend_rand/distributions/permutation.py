@@ -36,6 +36,9 @@ def plan_permutation(x):
     what = "permutation"
     if np.ndim(x) == 0:
         n = _population_size(x, "x", what)
+        if n > _validate.MAX_ELEMENTS:
+            raise ValueError(f"{what}: x = {n} elements overflow the 64-bit element count "
+                             f"(at most 2**63 - 1)")
         return _permutation_plan(n, n, None)
     arr = np.array(x)  # a copy, like numpy's permutation
     return _permutation_plan(len(arr), len(arr), lambda backend, perm: backend.take(arr, perm))
