@@ -14,6 +14,7 @@ pytest.importorskip("cryptography")
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes  # noqa: E402
 
 from ascend_rand.entropy import ctr_drbg as ctr_mod  # noqa: E402
+from ascend_rand.entropy import pool as pool_mod  # noqa: E402
 from ascend_rand.entropy.ctr_drbg import CtrDrbg, ReseedRequired  # noqa: E402
 from ascend_rand.entropy.pool import EntropyPool  # noqa: E402
 from cavp import cavp_vectors  # tests/data/cavp.py
@@ -151,7 +152,7 @@ def test_pool_ctr_seeds_and_reseeds_with_seedlen_conditioned_bytes():
     orig = pool._take_conditioned
     pool._take_conditioned = lambda n: taken.append(n) or orig(n)
     for _ in range(3):
-        pool.read(10)
+        pool.read(1000)
     assert taken == [48, 48, 48]
     assert pool.stats()["reseeds"] == 2
 
@@ -169,6 +170,24 @@ def test_pool_ctr_output_is_the_drbg_output_from_conditioned_seed():
     out = pool.read(65536 + 100)
     d = CtrDrbg(seeds[0], pers[0])
     assert out == d.generate(65536) + d.generate(100)
+
+
+def test_pool_small_reads_are_drbg_chunks_in_order():
+    # Reads of at most SMALL_READ bytes cut consecutive DRBG requests of DRBG_CHUNK bytes.
+    pool = EntropyPool(Urandom(), mode="drbg", drbg="ctr")
+    seeds, pers = [], []
+    orig, orig_p = pool._take_conditioned, pool._personalization
+    pool._take_conditioned = lambda n: seeds.append(orig(n)) or seeds[-1]
+    pool._personalization = lambda: pers.append(orig_p()) or pers[-1]
+    sizes = [1, 32, 255, 256, 7] * 40  # 22040 bytes: six chunks
+    out = b"".join(pool.read(k) for k in sizes)
+    d = CtrDrbg(seeds[0], pers[0])
+    chunks = b"".join(d.generate(pool_mod.DRBG_CHUNK) for _ in range(6))
+    # A read that does not fit in what is left of a chunk takes that rest, then the start
+    # of the next request: the reads are the DRBG's output stream, in order, each byte once.
+    assert len(out) == sum(sizes) == 22040
+    assert out == chunks[: len(out)]
+    assert pool._ready.take(pool._ready.available) == chunks[len(out) :]
 
 
 def test_pool_without_cryptography_falls_back_to_hmac(monkeypatch):

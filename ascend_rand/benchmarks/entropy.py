@@ -3,8 +3,8 @@
 Run with ``ascend-rand bench --only entropy [--quick]``.  Rows: bytes per second
 (the "G samples/s" column is GB/s here) for reads of 32 bytes and of 1 MiB,
 one thread: ``EntropyPool(mode="raw")`` on the best hardware source (health
-tests, SHA-256 conditioning), ``EntropyPool(mode="drbg")`` (HMAC_DRBG seeded
-from it), the raw sources' own ``read`` (RDSEED, RDRAND), ``os.urandom`` and
+tests, SHA-256 conditioning), ``EntropyPool(mode="drbg")`` (CTR_DRBG, or
+HMAC_DRBG without ``cryptography``, seeded from it), the raw sources' own ``read`` (RDSEED, RDRAND), ``os.urandom`` and
 ``secrets.token_bytes``; ratios against os.urandom.
 
 Targets (issue 11): raw-entropy mode at least 80% of the raw hardware rate,
@@ -12,7 +12,8 @@ read as the pool's efficiency: its output rate over the rate at which the
 source delivers the raw bytes that output needs (SP 800-90B 3.1.5's
 conditioning takes input carrying twice the output's entropy, so with
 RDSEED's claim of 32 bits per 64-bit sample the pool reads 4 raw bytes per
-output byte by rule, not by overhead); DRBG mode at least os.urandom's rate.
+output byte by rule, not by overhead); DRBG mode at least os.urandom's rate,
+for 32-byte and for 1 MiB reads.
 """
 
 import os
@@ -32,13 +33,32 @@ POOL_DRBG = "pool, drbg mode"
 RAW = "raw source"
 URANDOM = "os.urandom"
 EFFICIENCY = 0.8
+# Small reads are timed in batches of this many bytes, so that a pool's rate includes its
+# refills (one raw-mode block is 32 KiB of output on RDSEED; one DRBG request 4 KiB)
+# rather than the median single read, which is served from the reserve.
+BATCH_BYTES = 1 << 16
+_TIMING = {"reps": 7, "budget_s": 1.0}
+
+
+def _sustained(method, read, size):
+    """(method, Timed): seconds per read of ``size`` bytes over batches of BATCH_BYTES."""
+    if size >= BATCH_BYTES:
+        return method, read
+    calls = BATCH_BYTES // size
+
+    def batch():
+        for _ in range(calls):
+            read()
+
+    seconds, reps = H.time_call(batch, _TIMING["reps"], _TIMING["budget_s"])
+    return method, H.Timed(seconds / calls, reps)
 
 
 def _pool(mode):
     def make(draw, n):
         pool = entropy.EntropyPool("auto", mode=mode)
         size = SIZES[draw]
-        return f"EntropyPool({pool.source_name!r}, mode={mode!r}).read", lambda: pool.read(size)
+        return _sustained(f"EntropyPool({pool.source_name!r}, mode={mode!r}).read", lambda: pool.read(size), size)
     return make
 
 
@@ -49,18 +69,18 @@ def _source(name):
             raise Missing(info.get("reason", f"no source {name!r}"))
         source = entropy.resolve(name)
         size = SIZES[draw]
-        return f"{name}.read", lambda: source.read(size)
+        return _sustained(f"{name}.read", lambda: source.read(size), size)
     return make
 
 
 def _urandom(draw, n):
     size = SIZES[draw]
-    return "os.urandom", lambda: os.urandom(size)
+    return _sustained("os.urandom", lambda: os.urandom(size), size)
 
 
 def _secrets(draw, n):
     size = SIZES[draw]
-    return "secrets.token_bytes", lambda: secrets.token_bytes(size)
+    return _sustained("secrets.token_bytes", lambda: secrets.token_bytes(size), size)
 
 
 def peers_for(draw):
@@ -73,6 +93,7 @@ def run(quick=False, sizes=None, log=None):
     """Measure every (read size, peer); the JSON-ready results dict."""
     del sizes  # the read sizes are the point of this benchmark
     reps, budget_s = (3, 0.3) if quick else (7, 1.0)
+    _TIMING.update(reps=reps, budget_s=budget_s)
     rows = []
     for draw in DRAWS:
         # n is the read size, so the rate column is bytes per second
@@ -86,26 +107,28 @@ def run(quick=False, sizes=None, log=None):
 
 
 def _targets(rows):
-    n = SIZES[LARGE]
     out = []
-    pool = H.find_row(rows, LARGE, POOL_RAW, 1, n)
-    raw = H.find_row(rows, LARGE, "RDSEED " + RAW, 1, n)
-    target = {"text": "raw-entropy mode: output rate >= 80% of the rate the source delivers "
-                      "the raw bytes it needs (1 MiB reads)", "n": n, "want": EFFICIENCY,
-              "ratio": None, "met": False}
-    if pool and raw and "gsps" in pool and "gsps" in raw:
-        source = entropy.resolve("auto")
-        samples = _pool_module.samples_per_output(source.min_entropy, source.sample_bits)
-        per_output = samples * source.sample_bits / 8 / _pool_module.CONDITIONED_BYTES
-        target["ratio"] = pool["gsps"] * per_output / raw["gsps"]
-        target["met"] = target["ratio"] >= EFFICIENCY
-        target["note"] = (f"{per_output:g} raw bytes per output byte by SP 800-90B 3.1.5; "
-                          f"output {pool['gsps'] * 1e3:.1f} MB/s, raw {raw['gsps'] * 1e3:.1f} MB/s")
-    out.append(target)
-    drbg = H.find_row(rows, LARGE, POOL_DRBG, 1, n)
-    ratio = drbg.get("ratio") if drbg else None
-    out.append({"text": "DRBG mode at least os.urandom's rate (1 MiB reads)", "n": n,
-                "want": 1.0, "ratio": ratio, "met": ratio is not None and ratio >= 1.0})
+    source = entropy.resolve("auto")
+    samples = _pool_module.samples_per_output(source.min_entropy, source.sample_bits)
+    per_output = samples * source.sample_bits / 8 / _pool_module.CONDITIONED_BYTES
+    for draw in DRAWS:
+        n = SIZES[draw]
+        pool = H.find_row(rows, draw, POOL_RAW, 1, n)
+        raw = H.find_row(rows, draw, source.name.upper() + " " + RAW, 1, n)
+        target = {"text": "raw-entropy mode: output rate >= 80% of the rate the source delivers "
+                          f"the raw bytes it needs ({draw})", "n": n, "want": EFFICIENCY,
+                  "ratio": None, "met": False}
+        if pool and raw and "gsps" in pool and "gsps" in raw:
+            target["ratio"] = pool["gsps"] * per_output / raw["gsps"]
+            target["met"] = target["ratio"] >= EFFICIENCY
+            target["note"] = (f"{per_output:g} raw bytes per output byte by SP 800-90B 3.1.5; "
+                              f"output {pool['gsps'] * 1e3:.1f} MB/s, raw {raw['gsps'] * 1e3:.1f} MB/s")
+        out.append(target)
+    for draw in DRAWS:
+        drbg = H.find_row(rows, draw, POOL_DRBG, 1, SIZES[draw])
+        ratio = drbg.get("ratio") if drbg else None
+        out.append({"text": f"DRBG mode at least os.urandom's rate ({draw})", "n": SIZES[draw],
+                    "want": 1.0, "ratio": ratio, "met": ratio is not None and ratio >= 1.0})
     return out
 
 

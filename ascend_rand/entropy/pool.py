@@ -21,6 +21,7 @@ from . import ctr_drbg
 from .drbg import MAX_BYTES_PER_REQUEST, MAX_RESEED_INTERVAL, MIN_ENTROPY_BYTES, MIN_NONCE_BYTES, HmacDrbg
 from .errors import EntropyError
 from .health import STARTUP_SAMPLES, HealthTests, samples_from_bytes
+from .reserve import new_reserve
 
 MODES = ("raw", "drbg")
 DRBG_KINDS = ("auto", "ctr", "hmac")
@@ -35,6 +36,10 @@ CONDITIONER_INPUT_BITS = 2 * 8 * CONDITIONED_BYTES
 BLOCK_SAMPLES = 2**14
 DEFAULT_RESEED_INTERVAL = 2**10  # DRBG requests (each at most 64 KiB) between reseeds
 LOW_WATER = 4096  # the background thread refills when fewer conditioned bytes are left
+# Reads of at most SMALL_READ bytes are served from the output reserve in one native call;
+# in drbg mode the reserve is refilled with one DRBG request of DRBG_CHUNK bytes.
+SMALL_READ = 256
+DRBG_CHUNK = 4096
 
 _POOLS = weakref.WeakSet()  # every live pool, for the fork handlers
 _HELD = []  # pools whose locks the parent holds across fork()
@@ -145,7 +150,11 @@ class EntropyPool:
         # DRBG's state, the background thread.
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
-        self._buffer = bytearray()
+        # _conditioned: health-tested, conditioned bytes (raw-mode output, DRBG seeds);
+        # _ready: the bytes read() hands out (the same reserve in raw mode; DRBG output,
+        # in chunks, in drbg mode).  Reserves forget their bytes in a forked child.
+        self._conditioned = new_reserve()
+        self._ready = self._conditioned if self.mode == "raw" else new_reserve()
         self._drbg = None
         self._pid = os.getpid()
         self._thread = None
@@ -192,25 +201,37 @@ class EntropyPool:
             self._health.startup(samples_from_bytes(self._read_source(self._startup_bytes), self._health.sample_bits))
 
     def _refill(self):
-        """Append one health-tested, conditioned block to the buffer."""
-        self._ensure_started()
-        while True:  # ends: discarded blocks fail the source after TRIP_LIMIT in a row
-            data = self._read_source(self._block_bytes)
-            if self._health.check(samples_from_bytes(data, self._health.sample_bits)):
-                break
+        """Append one health-tested, conditioned block to the conditioned reserve.
+
+        On any EntropyError every byte the pool holds is dropped first, so that no
+        byte derived from before a failure is handed out after it.
+        """
+        try:
+            self._ensure_started()
+            while True:  # ends: discarded blocks fail the source after TRIP_LIMIT in a row
+                data = self._read_source(self._block_bytes)
+                if self._health.check(samples_from_bytes(data, self._health.sample_bits)):
+                    break
+        except EntropyError:
+            self._drop()
+            raise
         view = memoryview(data)
         step = self._input_bytes
-        self._buffer += b"".join(hashlib.sha256(view[i : i + step]).digest() for i in range(0, len(data), step))
+        block = bytearray(b"".join(hashlib.sha256(view[i : i + step]).digest() for i in range(0, len(data), step)))
+        self._conditioned.put(block)
+        block[:] = bytes(len(block))
 
     def _take_conditioned(self, n):
-        out = bytearray()
-        while len(out) < n:
-            if not self._buffer:
-                self._refill()
-            k = min(n - len(out), len(self._buffer))
-            out += self._buffer[:k]
-            del self._buffer[:k]
-        return bytes(out)
+        # One take of all n bytes, so that a read is a contiguous piece of the conditioned
+        # stream even while lock-free small reads take bytes between refills.
+        while (out := self._conditioned.take(n)) is None:
+            self._refill()
+        return out
+
+    def _drop(self):
+        self._conditioned.clear()
+        self._ready.clear()
+        self._drbg = None
 
     # ------------------------------------------------------------ DRBG side (lock held)
 
@@ -240,6 +261,7 @@ class EntropyPool:
     # ------------------------------------------------------------ public
 
     def _after_fork(self):
+        self._counts["bytes_produced"] += self._ready.taken  # the parent's, up to the fork
         self._init_process_state()
 
     def read(self, n):
@@ -247,21 +269,33 @@ class EntropyPool:
 
         Raises ``EntropyError`` when the source has failed its health tests.
         """
-        n = _count(n)
+        # Small reads: one native call takes the bytes from the output reserve, without
+        # the lock (the call is atomic).  The reserve is empty after a failure (_refill
+        # drops it) and in a forked child, so those cases take the general path.
+        if type(n) is int and 0 < n <= SMALL_READ:
+            out = self._ready.take(n)
+            if out is not None:
+                return out
+        return self._read(_count(n))
+
+    def _read(self, n):
         with self._lock:
             if self._pid != os.getpid():  # a fork that bypassed os.register_at_fork
                 self._after_fork()
-                return self.read(n)
             self._health.raise_if_failed()
             if n == 0:
                 return b""
             if self.mode == "raw":
-                out = self._take_conditioned(n)
+                out = self._take_conditioned(n)  # counted by the reserve
+            elif n <= SMALL_READ:
+                # One DRBG request refills the reserve for many small reads.
+                while (out := self._ready.take(n)) is None:
+                    self._ready.put(self._drbg_generate(DRBG_CHUNK))
             else:
                 out = b"".join(
                     self._drbg_generate(min(MAX_BYTES_PER_REQUEST, n - i)) for i in range(0, n, MAX_BYTES_PER_REQUEST)
                 )
-            self._counts["bytes_produced"] += n
+                self._counts["bytes_produced"] += n
             if self.background:
                 self._wake_background()
             return out
@@ -285,7 +319,7 @@ class EntropyPool:
                 "drbg": DRBG_NAMES[self.drbg] if self.mode == "drbg" else None,
                 "sample_bits": self._health.sample_bits,
                 "min_entropy": self._health.min_entropy,
-                "bytes_produced": self._counts["bytes_produced"],
+                "bytes_produced": self._counts["bytes_produced"] + self._ready.taken,
                 "raw_bytes_read": self._counts["raw_bytes_read"],
                 "raw_samples_tested": h["samples_tested"],
                 "intermittent_failures": h["intermittent_failures"],
@@ -304,8 +338,7 @@ class EntropyPool:
         """
         with self._lock:
             self._health.reset()
-            self._buffer.clear()
-            self._drbg = None
+            self._drop()
             self._ensure_started()
 
     # ------------------------------------------------------------ background refill
@@ -317,7 +350,7 @@ class EntropyPool:
                 target=_background_loop, args=(weakref.ref(self), self._stop), name="ascend_rand-entropy", daemon=True
             )
             self._thread.start()
-        elif len(self._buffer) < LOW_WATER:
+        elif self._conditioned.available < LOW_WATER:
             self._cond.notify()
 
     def start_background(self):
@@ -346,7 +379,7 @@ def _background_loop(ref, stop):
         with pool._cond:
             if stop.is_set() or pool._health.failed:
                 return
-            if len(pool._buffer) < LOW_WATER:
+            if pool._conditioned.available < LOW_WATER:
                 try:
                     pool._refill()
                 except Exception:

@@ -149,6 +149,8 @@ void bind_bitgen(py::module_& m);
 void bind_seed(py::module_& m);
 // bindings_entropy.cpp: CPU hardware random-number instructions.
 void bind_entropy(py::module_& m);
+// The entropy pool's output buffer, SecretReserve (bindings_reserve.cpp).
+void bind_reserve(py::module_& m);
 // The Generator's small-draw path: reserve, allocate and fill in one call (bindings_fast.cpp).
 void bind_fast(py::module_& m);
 
@@ -206,4 +208,5 @@ PYBIND11_MODULE(_native, m) {
   bind_fast(m);
   bind_seed(m);
   bind_entropy(m);
+  bind_reserve(m);
 }
