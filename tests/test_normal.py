@@ -94,9 +94,12 @@ def ziggurat_reference(precision, cname):
     wedge = np.flatnonzero(rejected & (layer != 0))
     idx = sorted(set(range(1200)) | set(tail.tolist()) | set(wedge[:250].tolist()) | {n - 2, n - 1})
     sampler = nr.ziggurat_f64 if f64 else nr.ziggurat_f32
+    # The library's words above only choose the elements; the reference reads its own (Ref).
+    head = nr.first_values(KEY, counter, 1200, f64)
     values, paths = [], Counter()
     for i in idx:
-        z, attempt, path, first_path = sampler(KEY, counter, i, int(first[i]))
+        w = head[i] if i < 1200 else nr.first_value(KEY, counter, i, f64)
+        z, attempt, path, first_path = sampler(KEY, counter, i, w)
         values.append(z)
         paths[(first_path, "retried" if attempt else "attempt0", path)] += 1
     return idx, values, paths
@@ -121,6 +124,69 @@ def test_reference_covers_every_ziggurat_path(precision):
     # Retried elements accepted at their second try by every step kind.
     assert sum(c for (f, w, p), c in total.items() if w == "retried" and p == "wedge") >= 1, total
     assert sum(c for (f, w, p), c in total.items() if w == "retried" and p == "fast") >= 100, total
+
+
+def test_reference_tables_equal_the_library_constants():
+    """The reference's tables (computed from spec 5.3's definition with decimal, in
+    tests/data/normal_reference_tables.py) are the library's hexadecimal constants, entry
+    for entry; they also agree with the spec's printed r and V."""
+    from ascend_rand.fallback import ziggurat_tables as zt
+
+    assert [float(v) for v in nr.W32] == [float(v) for v in zt.W_F32]
+    assert nr.K32 == [int(v) for v in zt.K_F32]
+    assert [float(v) for v in nr.F32] == [float(v) for v in zt.F_F32] and len(nr.F32) == 257
+    assert (float(nr.R32), float(nr.INV_R32)) == (float(zt.R_F32), float(zt.INV_R_F32))
+    assert nr.W64 == [float(v) for v in zt.W_F64]
+    assert nr.K64 == [int(v) for v in zt.K_F64]
+    assert nr.F64 == [float(v) for v in zt.F_F64] and len(nr.F64) == 257
+    assert (nr.R64, nr.INV_R64) == (float(zt.R_F64), float(zt.INV_R_F64))
+    tab = nr.tables.ziggurat_tables(52)
+    assert float(tab["r"]) == 3.6541528853610088 and float(tab["V"]) == 0.0049286732339746553
+
+
+def _elementary_inputs(f64):
+    """Edges and random inputs for the reference's log, exp and sin/cos."""
+    rng = np.random.default_rng(20240607)
+    ft, ut = (np.float64, np.uint64) if f64 else (np.float32, np.uint32)
+    top = 0x7FF0000000000000 if f64 else 0x7F800000
+    tiny = [5e-324, 1e-310, 2.2250738585072014e-308] if f64 else [1e-45, 1e-40, 1.1754944e-38]
+    pos = np.concatenate([
+        rng.random(400), rng.random(100) * 100, tiny, [0.0, np.inf, 1.0, 0.7071067811865476],
+        rng.integers(0, top, 300, dtype=ut).view(ft).astype(np.float64),
+    ]).astype(ft)
+    lim = (709.7, -745.2) if f64 else (88.72, -103.98)
+    args = np.concatenate([rng.random(400) * (lim[1] - lim[0]) + lim[0], rng.random(200) * -20,
+                           [0.0, -0.0, lim[0], lim[1], lim[0] + 0.1, lim[1] - 0.1, np.inf, -np.inf,
+                            np.nan]]).astype(ft)
+    big = 1e6 if f64 else 8000.0
+    angles = np.concatenate([rng.random(400) * 6.283185307179586, (rng.random(200) - 0.5) * 2 * big,
+                             [0.0, -0.0, np.pi / 2, 252.898208, 1e-30, np.inf, np.nan]]).astype(ft)
+    return pos, args, angles
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_reference_elementary_functions_equal_the_library(precision):
+    """The reference's own Appendix A functions (tests/data/normal_reference_elementary.py)
+    give the library's bits on edges (subnormals, 0, inf, NaN, the clamps of exp, a
+    reduction boundary of sin/cos) and random inputs, and its sqrt is numpy's (IEEE)."""
+    from ascend_rand.fallback import detmath
+
+    em = nr.em
+    f64 = precision == "float64"
+    ft, ut = (np.float64, np.uint64) if f64 else (np.float32, np.uint32)
+    one = float if f64 else np.float32
+    pos, args, angles = _elementary_inputs(f64)
+    sfx = "f64" if f64 else "f32"
+    cases = [("log", pos), ("exp", args), ("sin", angles), ("cos", angles)]
+    with np.errstate(all="ignore"):
+        for name, xs in cases:
+            mine = np.array([getattr(em, f"{name}_{sfx}")(one(x)) for x in xs], dtype=ft)
+            lib = np.asarray(getattr(detmath, f"{name}_{sfx}")(xs), dtype=ft)
+            bad = np.flatnonzero(mine.view(ut) != lib.view(ut))
+            assert bad.size == 0, (name, xs[bad[:5]], mine[bad[:5]], lib[bad[:5]])
+        finite = pos[np.isfinite(pos)]
+        mine = np.array([getattr(em, f"sqrt_{sfx}")(one(x)) for x in finite], dtype=ft)
+        assert np.array_equal(mine.view(ut), np.sqrt(finite).view(ut))
 
 
 @pytest.mark.parametrize("loc, scale", LOC_SCALES)
