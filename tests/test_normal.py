@@ -385,8 +385,14 @@ TF_STREAMS = [
     pytest.param(M64, ((1 << 64) - 2, M64), id="wrap-2**128"),
     pytest.param(1 << 32, (123456789, 1 << 63), id="big-halves"),
 ]
-TF_TOL = {"float32": 4e-6, "float64": 1e-12}
-MAX_TF_DIFF = {}  # measured maxima, printed by test_report_tensorflow_differences
+# float32: absolute (spec 5.4: measured 1.9e-6).  float64: relative, TF_ULP64 units in the
+# last place of max(|ours|, |TF|).  Both sides compute the same t and u1 and differ only in
+# log/sin/cos/sqrt rounding (ours within 0.75 ulp each, TensorFlow's from libm); measured over
+# 5 x 100,003 elements of the TF_STREAMS: at most 3 ulp (6.7e-16 .. 8.9e-16 absolute), 94 %
+# of the elements identical.  The old bound, 1e-12 absolute, was over 1000 times the measured
+# difference and could not see a wrong last few digits.
+TF_TOL = {"float32": 4e-6}
+TF_ULP64 = 4
 
 
 def tf_normal(tf, shape, key, counter, dtype):
@@ -418,9 +424,9 @@ def assert_close_to_tf(ours, theirs, dtype, what):
     a = ours.astype(np.float64).reshape(-1)
     b = theirs.astype(np.float64).reshape(-1)
     diff = np.abs(a - b)
-    if diff.size:
-        MAX_TF_DIFF[dtype] = max(MAX_TF_DIFF.get(dtype, 0.0), float(diff.max()))
-    if dtype in TF_TOL:
+    if dtype == "float64":
+        tol = TF_ULP64 * np.spacing(np.maximum(np.abs(a), np.abs(b)))
+    elif dtype in TF_TOL:
         tol = TF_TOL[dtype]
     else:
         # Both are float32 results rounded once to the 16-bit format: they differ by at
@@ -444,6 +450,9 @@ def test_box_muller_matches_tensorflow(tf, backend, dtype, key, counter):
                                 backend=backend)
         theirs = tf_normal(tf, shape, key, counter, dtype)
         assert_close_to_tf(ours, theirs, dtype, f"shape {shape}")
+        if dtype == "float64" and shape == (100_003,):
+            # Measured: 93.9 % .. 94.1 % of the elements identical on each stream.
+            assert np.mean(ours == theirs) > 0.9
     if dtype == "float32":
         # Most elements agree exactly or to an ulp or two: the kernels differ only in rounding.
         ours = stateless.normal(100_003, key, counter=counter, method="box_muller", backend=backend)
@@ -503,17 +512,7 @@ def test_box_muller_accuracy(dtype):
     exact[1::2] = r * np.cos(t)
     exact = exact[:n]
     rel = np.abs(ours.astype(exact.dtype) - exact) / np.abs(exact)
-    STATS[("box_muller max relative error", dtype)] = (float(rel.max()),)
     assert rel.max() < rel_limit, (rel.max(), int(rel.argmax()))
-
-
-def test_report_tensorflow_differences(tf):
-    """Prints the measured maxima (run with -s); the assertions above are the test."""
-    if not MAX_TF_DIFF:
-        pytest.skip("run together with the TensorFlow comparisons")
-    print("\nmax |ours - TensorFlow| (box_muller):", {k: f"{v:.3g}" for k, v in MAX_TF_DIFF.items()})
-    assert MAX_TF_DIFF.get("float32", 0.0) <= 4e-6
-    assert MAX_TF_DIFF.get("float64", 0.0) <= 1e-12
 
 
 # == 4. statistics =================================================================================
