@@ -522,7 +522,6 @@ N_TAIL = 10**7
 STAT_KEY = 0x5EED_0F_A5CE_1D
 STAT_CASES = [(m, d) for m in METHODS for d in FLOATS]
 STAT_IDS = [f"{m}-{d}" for m, d in STAT_CASES]
-STATS = {}  # measured statistics, for the report
 
 
 def _stat_counter(method, dtype, salt):
@@ -561,7 +560,6 @@ def test_kolmogorov_smirnov(method, dtype):
     n = x.size
     if dtype in ("float32", "float64"):
         res = scipy.stats.kstest(x, "norm")
-        STATS[("KS", method, dtype)] = (res.statistic, res.pvalue)
         assert res.pvalue > 1e-4, res
         return
     # 16-bit outputs: the normal rounded to the dtype's grid is a discrete law with
@@ -574,7 +572,6 @@ def test_kolmogorov_smirnov(method, dtype):
     ecdf = np.searchsorted(x, v, side="right") / n
     d = float(np.max(np.abs(ecdf - cdf)))
     crit = ks_critical(n)
-    STATS[("KS", method, dtype)] = (d, crit)
     assert d < crit, (d, crit)
 
 
@@ -599,33 +596,37 @@ def test_ad_critical_value_matches_literature():
     assert abs((1 - ad_inf_cdf(3.857)) - 0.01) < 5e-4  # the 1 % point
 
 
-@pytest.mark.parametrize("method, dtype", [(m, d) for m in METHODS for d in ("float32", "float64")])
-def test_anderson_darling(method, dtype):
-    x = stat_sample(method, dtype)
+def anderson_darling(x):
+    """A^2 of a sorted sample against N(0, 1)."""
     n = x.size
     i = np.arange(1, n + 1, dtype=np.float64)
     log_f = scipy.special.log_ndtr(x)
     log_sf = scipy.special.log_ndtr(-x)
-    a2 = -n - np.sum((2 * i - 1) * (log_f + log_sf[::-1])) / n
-    p = 1 - ad_inf_cdf(a2)
-    STATS[("AD", method, dtype)] = (a2, p)
-    assert a2 < AD_CRITICAL_0_1_PERCENT, (a2, p)
+    return -n - np.sum((2 * i - 1) * (log_f + log_sf[::-1])) / n
 
 
-@pytest.mark.parametrize("method, dtype", STAT_CASES, ids=STAT_IDS)
-def test_moments(method, dtype):
-    x = stat_sample(method, dtype)
+@pytest.mark.parametrize("method, dtype", [(m, d) for m in METHODS for d in ("float32", "float64")])
+def test_anderson_darling(method, dtype):
+    a2 = anderson_darling(stat_sample(method, dtype))
+    assert a2 < AD_CRITICAL_0_1_PERCENT, (a2, 1 - ad_inf_cdf(a2))
+
+
+def moment_scores(x):
+    """The sample's mean, variance - 1, skewness and excess kurtosis in standard errors of N(0, 1)."""
     n = x.size
     mean = x.mean()
     c = x - mean
     var = np.mean(c * c)
     skew = np.mean(c**3) / var**1.5
     kurt = np.mean(c**4) / var**2 - 3
-    STATS[("moments", method, dtype)] = (mean, var, skew, kurt)
-    assert abs(mean) < 4 / math.sqrt(n)
-    assert abs(var - 1) < 4 * math.sqrt(2 / n)
-    assert abs(skew) < 4 * math.sqrt(6 / n)
-    assert abs(kurt) < 4 * math.sqrt(24 / n)
+    return {"mean": mean * math.sqrt(n), "var": (var - 1) / math.sqrt(2 / n),
+            "skew": skew / math.sqrt(6 / n), "kurt": kurt / math.sqrt(24 / n)}
+
+
+@pytest.mark.parametrize("method, dtype", STAT_CASES, ids=STAT_IDS)
+def test_moments(method, dtype):
+    scores = moment_scores(stat_sample(method, dtype))
+    assert all(abs(v) < 4 for v in scores.values()), scores
 
 
 @pytest.mark.parametrize("method, dtype", STAT_CASES, ids=STAT_IDS)
@@ -639,7 +640,6 @@ def test_tail_frequencies(method, dtype):
         p = 2 * scipy.special.ndtr(-edge)
         count = int(np.count_nonzero(a > t))
         se = math.sqrt(N_TAIL * p * (1 - p))
-        STATS[("tail", method, dtype, t)] = (count, N_TAIL * p)
         assert abs(count - N_TAIL * p) < 4 * se, (t, count, N_TAIL * p, se)
     assert np.all(np.isfinite(x))
     if method == "box_muller":
@@ -652,10 +652,8 @@ def layer_edges():
     return np.array(sorted(xs + [0.0]))  # 0, x_255, ..., x_1
 
 
-@pytest.mark.parametrize("method, dtype", [(m, d) for m in METHODS for d in ("float32", "float64")])
-def test_chi_square_on_ziggurat_layers(method, dtype):
+def layer_chi_square(x):
     """|z| binned at the layer boundaries x_i (255 bins) plus the tail beyond r: 256 bins."""
-    x = stat_sample(method, dtype)
     edges = layer_edges()
     assert edges.size == 256 and edges[-1] == pytest.approx(3.6541528853610088, rel=1e-15)
     bins = np.searchsorted(edges, np.abs(x), side="right") - 1  # 0 .. 255
@@ -666,17 +664,39 @@ def test_chi_square_on_ziggurat_layers(method, dtype):
     assert abs(prob.sum() - 1) < 1e-12
     expected = prob * x.size
     assert expected.min() > 100
-    res = scipy.stats.chisquare(observed, expected)
-    STATS[("chi2", method, dtype)] = (res.statistic, res.pvalue)
+    return scipy.stats.chisquare(observed, expected)
+
+
+@pytest.mark.parametrize("method, dtype", [(m, d) for m in METHODS for d in ("float32", "float64")])
+def test_chi_square_on_ziggurat_layers(method, dtype):
+    res = layer_chi_square(stat_sample(method, dtype))
     assert res.pvalue > 1e-4, res
 
 
-def test_report_statistics():
-    """Prints the measured statistics (run with -s)."""
-    if not STATS:
-        pytest.skip("run together with the statistical tests")
-    for k in sorted(STATS, key=str):
-        print(k, tuple(float(f"{v:.6g}") for v in STATS[k]))
+@pytest.mark.parametrize("defect, size", [("shift", 0.01), ("scale", 0.02)])
+def test_statistics_reject_a_defective_sample(defect, size):
+    """The checks above can fail: on the same 10**6 float64 ziggurat normals, shifted by 0.01
+    (10 standard errors of the mean) or stretched by 2 % (variance 1.0404, 29 standard
+    errors), each check that should see the defect rejects the sample.
+
+    (Replaces a test that only printed the statistics.)  Sizes from the laws: KS distance
+    about 0.01 phi(0) = 0.0040 (shift) or 0.02 phi(1) = 0.0048 (stretch) against a 1e-4
+    critical value of 0.0022 (asserted: above 1.5 times it); the layer chi-square's noncentrality for the stretch is
+    about n 0.02**2 * 2 = 800 on 255 degrees of freedom.
+    """
+    x = stat_sample("ziggurat", "float64")  # sorted; passes every check above
+    bad = x + size if defect == "shift" else x * (1 + size)  # still sorted
+    cdf = scipy.special.ndtr(bad)
+    k = np.arange(1, bad.size + 1) / bad.size
+    ks_distance = max(float(np.max(k - cdf)), float(np.max(cdf - (k - 1 / bad.size))))
+    assert ks_distance > 1.5 * ks_critical(bad.size), ks_distance
+    assert anderson_darling(bad) > 2 * AD_CRITICAL_0_1_PERCENT
+    scores = moment_scores(bad)
+    if defect == "shift":
+        assert abs(scores["mean"]) > 8, scores
+    else:
+        assert abs(scores["var"]) > 8, scores
+        assert layer_chi_square(bad).pvalue < 1e-6
 
 
 # == 5. bad input, empty shapes =====================================================================
