@@ -681,8 +681,8 @@ def test_statistics_reject_a_defective_sample(defect, size):
 
     (Replaces a test that only printed the statistics.)  Sizes from the laws: KS distance
     about 0.01 phi(0) = 0.0040 (shift) or 0.02 phi(1) = 0.0048 (stretch) against a 1e-4
-    critical value of 0.0022 (asserted: above 1.5 times it); the layer chi-square's noncentrality for the stretch is
-    about n 0.02**2 * 2 = 800 on 255 degrees of freedom.
+    critical value of 0.0022 (asserted: above 1.5 times it); the layer chi-square's
+    noncentrality for the stretch is about n 0.02**2 * 2 = 800 on 255 degrees of freedom.
     """
     x = stat_sample("ziggurat", "float64")  # sorted; passes every check above
     bad = x + size if defect == "shift" else x * (1 + size)  # still sorted
