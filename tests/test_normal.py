@@ -94,9 +94,12 @@ def ziggurat_reference(precision, cname):
     wedge = np.flatnonzero(rejected & (layer != 0))
     idx = sorted(set(range(1200)) | set(tail.tolist()) | set(wedge[:250].tolist()) | {n - 2, n - 1})
     sampler = nr.ziggurat_f64 if f64 else nr.ziggurat_f32
+    # The library's words above only choose the elements; the reference reads its own (Ref).
+    head = nr.first_values(KEY, counter, 1200, f64)
     values, paths = [], Counter()
     for i in idx:
-        z, attempt, path, first_path = sampler(KEY, counter, i, int(first[i]))
+        w = head[i] if i < 1200 else nr.first_value(KEY, counter, i, f64)
+        z, attempt, path, first_path = sampler(KEY, counter, i, w)
         values.append(z)
         paths[(first_path, "retried" if attempt else "attempt0", path)] += 1
     return idx, values, paths
@@ -121,6 +124,69 @@ def test_reference_covers_every_ziggurat_path(precision):
     # Retried elements accepted at their second try by every step kind.
     assert sum(c for (f, w, p), c in total.items() if w == "retried" and p == "wedge") >= 1, total
     assert sum(c for (f, w, p), c in total.items() if w == "retried" and p == "fast") >= 100, total
+
+
+def test_reference_tables_equal_the_library_constants():
+    """The reference's tables (computed from spec 5.3's definition with decimal, in
+    tests/data/normal_reference_tables.py) are the library's hexadecimal constants, entry
+    for entry; they also agree with the spec's printed r and V."""
+    from ascend_rand.fallback import ziggurat_tables as zt
+
+    assert [float(v) for v in nr.W32] == [float(v) for v in zt.W_F32]
+    assert nr.K32 == [int(v) for v in zt.K_F32]
+    assert [float(v) for v in nr.F32] == [float(v) for v in zt.F_F32] and len(nr.F32) == 257
+    assert (float(nr.R32), float(nr.INV_R32)) == (float(zt.R_F32), float(zt.INV_R_F32))
+    assert nr.W64 == [float(v) for v in zt.W_F64]
+    assert nr.K64 == [int(v) for v in zt.K_F64]
+    assert nr.F64 == [float(v) for v in zt.F_F64] and len(nr.F64) == 257
+    assert (nr.R64, nr.INV_R64) == (float(zt.R_F64), float(zt.INV_R_F64))
+    tab = nr.tables.ziggurat_tables(52)
+    assert float(tab["r"]) == 3.6541528853610088 and float(tab["V"]) == 0.0049286732339746553
+
+
+def _elementary_inputs(f64):
+    """Edges and random inputs for the reference's log, exp and sin/cos."""
+    rng = np.random.default_rng(20240607)
+    ft, ut = (np.float64, np.uint64) if f64 else (np.float32, np.uint32)
+    top = 0x7FF0000000000000 if f64 else 0x7F800000
+    tiny = [5e-324, 1e-310, 2.2250738585072014e-308] if f64 else [1e-45, 1e-40, 1.1754944e-38]
+    pos = np.concatenate([
+        rng.random(400), rng.random(100) * 100, tiny, [0.0, np.inf, 1.0, 0.7071067811865476],
+        rng.integers(0, top, 300, dtype=ut).view(ft).astype(np.float64),
+    ]).astype(ft)
+    lim = (709.7, -745.2) if f64 else (88.72, -103.98)
+    args = np.concatenate([rng.random(400) * (lim[1] - lim[0]) + lim[0], rng.random(200) * -20,
+                           [0.0, -0.0, lim[0], lim[1], lim[0] + 0.1, lim[1] - 0.1, np.inf, -np.inf,
+                            np.nan]]).astype(ft)
+    big = 1e6 if f64 else 8000.0
+    angles = np.concatenate([rng.random(400) * 6.283185307179586, (rng.random(200) - 0.5) * 2 * big,
+                             [0.0, -0.0, np.pi / 2, 252.898208, 1e-30, np.inf, np.nan]]).astype(ft)
+    return pos, args, angles
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_reference_elementary_functions_equal_the_library(precision):
+    """The reference's own Appendix A functions (tests/data/normal_reference_elementary.py)
+    give the library's bits on edges (subnormals, 0, inf, NaN, the clamps of exp, a
+    reduction boundary of sin/cos) and random inputs, and its sqrt is numpy's (IEEE)."""
+    from ascend_rand.fallback import detmath
+
+    em = nr.em
+    f64 = precision == "float64"
+    ft, ut = (np.float64, np.uint64) if f64 else (np.float32, np.uint32)
+    one = float if f64 else np.float32
+    pos, args, angles = _elementary_inputs(f64)
+    sfx = "f64" if f64 else "f32"
+    cases = [("log", pos), ("exp", args), ("sin", angles), ("cos", angles)]
+    with np.errstate(all="ignore"):
+        for name, xs in cases:
+            mine = np.array([getattr(em, f"{name}_{sfx}")(one(x)) for x in xs], dtype=ft)
+            lib = np.asarray(getattr(detmath, f"{name}_{sfx}")(xs), dtype=ft)
+            bad = np.flatnonzero(mine.view(ut) != lib.view(ut))
+            assert bad.size == 0, (name, xs[bad[:5]], mine[bad[:5]], lib[bad[:5]])
+        finite = pos[np.isfinite(pos)]
+        mine = np.array([getattr(em, f"sqrt_{sfx}")(one(x)) for x in finite], dtype=ft)
+        assert np.array_equal(mine.view(ut), np.sqrt(finite).view(ut))
 
 
 @pytest.mark.parametrize("loc, scale", LOC_SCALES)
@@ -319,8 +385,14 @@ TF_STREAMS = [
     pytest.param(M64, ((1 << 64) - 2, M64), id="wrap-2**128"),
     pytest.param(1 << 32, (123456789, 1 << 63), id="big-halves"),
 ]
-TF_TOL = {"float32": 4e-6, "float64": 1e-12}
-MAX_TF_DIFF = {}  # measured maxima, printed by test_report_tensorflow_differences
+# float32: absolute (spec 5.4: measured 1.9e-6).  float64: relative, TF_ULP64 units in the
+# last place of max(|ours|, |TF|).  Both sides compute the same t and u1 and differ only in
+# log/sin/cos/sqrt rounding (ours within 0.75 ulp each, TensorFlow's from libm); measured over
+# 5 x 100,003 elements of the TF_STREAMS: at most 3 ulp (6.7e-16 .. 8.9e-16 absolute), 94 %
+# of the elements identical.  The old bound, 1e-12 absolute, was over 1000 times the measured
+# difference and could not see a wrong last few digits.
+TF_TOL = {"float32": 4e-6}
+TF_ULP64 = 4
 
 
 def tf_normal(tf, shape, key, counter, dtype):
@@ -352,9 +424,9 @@ def assert_close_to_tf(ours, theirs, dtype, what):
     a = ours.astype(np.float64).reshape(-1)
     b = theirs.astype(np.float64).reshape(-1)
     diff = np.abs(a - b)
-    if diff.size:
-        MAX_TF_DIFF[dtype] = max(MAX_TF_DIFF.get(dtype, 0.0), float(diff.max()))
-    if dtype in TF_TOL:
+    if dtype == "float64":
+        tol = TF_ULP64 * np.spacing(np.maximum(np.abs(a), np.abs(b)))
+    elif dtype in TF_TOL:
         tol = TF_TOL[dtype]
     else:
         # Both are float32 results rounded once to the 16-bit format: they differ by at
@@ -378,6 +450,9 @@ def test_box_muller_matches_tensorflow(tf, backend, dtype, key, counter):
                                 backend=backend)
         theirs = tf_normal(tf, shape, key, counter, dtype)
         assert_close_to_tf(ours, theirs, dtype, f"shape {shape}")
+        if dtype == "float64" and shape == (100_003,):
+            # Measured: 93.9 % .. 94.1 % of the elements identical on each stream.
+            assert np.mean(ours == theirs) > 0.9
     if dtype == "float32":
         # Most elements agree exactly or to an ulp or two: the kernels differ only in rounding.
         ours = stateless.normal(100_003, key, counter=counter, method="box_muller", backend=backend)
@@ -437,17 +512,7 @@ def test_box_muller_accuracy(dtype):
     exact[1::2] = r * np.cos(t)
     exact = exact[:n]
     rel = np.abs(ours.astype(exact.dtype) - exact) / np.abs(exact)
-    STATS[("box_muller max relative error", dtype)] = (float(rel.max()),)
     assert rel.max() < rel_limit, (rel.max(), int(rel.argmax()))
-
-
-def test_report_tensorflow_differences(tf):
-    """Prints the measured maxima (run with -s); the assertions above are the test."""
-    if not MAX_TF_DIFF:
-        pytest.skip("run together with the TensorFlow comparisons")
-    print("\nmax |ours - TensorFlow| (box_muller):", {k: f"{v:.3g}" for k, v in MAX_TF_DIFF.items()})
-    assert MAX_TF_DIFF.get("float32", 0.0) <= 4e-6
-    assert MAX_TF_DIFF.get("float64", 0.0) <= 1e-12
 
 
 # == 4. statistics =================================================================================
@@ -457,7 +522,6 @@ N_TAIL = 10**7
 STAT_KEY = 0x5EED_0F_A5CE_1D
 STAT_CASES = [(m, d) for m in METHODS for d in FLOATS]
 STAT_IDS = [f"{m}-{d}" for m, d in STAT_CASES]
-STATS = {}  # measured statistics, for the report
 
 
 def _stat_counter(method, dtype, salt):
@@ -496,7 +560,6 @@ def test_kolmogorov_smirnov(method, dtype):
     n = x.size
     if dtype in ("float32", "float64"):
         res = scipy.stats.kstest(x, "norm")
-        STATS[("KS", method, dtype)] = (res.statistic, res.pvalue)
         assert res.pvalue > 1e-4, res
         return
     # 16-bit outputs: the normal rounded to the dtype's grid is a discrete law with
@@ -509,7 +572,6 @@ def test_kolmogorov_smirnov(method, dtype):
     ecdf = np.searchsorted(x, v, side="right") / n
     d = float(np.max(np.abs(ecdf - cdf)))
     crit = ks_critical(n)
-    STATS[("KS", method, dtype)] = (d, crit)
     assert d < crit, (d, crit)
 
 
@@ -534,33 +596,37 @@ def test_ad_critical_value_matches_literature():
     assert abs((1 - ad_inf_cdf(3.857)) - 0.01) < 5e-4  # the 1 % point
 
 
-@pytest.mark.parametrize("method, dtype", [(m, d) for m in METHODS for d in ("float32", "float64")])
-def test_anderson_darling(method, dtype):
-    x = stat_sample(method, dtype)
+def anderson_darling(x):
+    """A^2 of a sorted sample against N(0, 1)."""
     n = x.size
     i = np.arange(1, n + 1, dtype=np.float64)
     log_f = scipy.special.log_ndtr(x)
     log_sf = scipy.special.log_ndtr(-x)
-    a2 = -n - np.sum((2 * i - 1) * (log_f + log_sf[::-1])) / n
-    p = 1 - ad_inf_cdf(a2)
-    STATS[("AD", method, dtype)] = (a2, p)
-    assert a2 < AD_CRITICAL_0_1_PERCENT, (a2, p)
+    return -n - np.sum((2 * i - 1) * (log_f + log_sf[::-1])) / n
 
 
-@pytest.mark.parametrize("method, dtype", STAT_CASES, ids=STAT_IDS)
-def test_moments(method, dtype):
-    x = stat_sample(method, dtype)
+@pytest.mark.parametrize("method, dtype", [(m, d) for m in METHODS for d in ("float32", "float64")])
+def test_anderson_darling(method, dtype):
+    a2 = anderson_darling(stat_sample(method, dtype))
+    assert a2 < AD_CRITICAL_0_1_PERCENT, (a2, 1 - ad_inf_cdf(a2))
+
+
+def moment_scores(x):
+    """The sample's mean, variance - 1, skewness and excess kurtosis in standard errors of N(0, 1)."""
     n = x.size
     mean = x.mean()
     c = x - mean
     var = np.mean(c * c)
     skew = np.mean(c**3) / var**1.5
     kurt = np.mean(c**4) / var**2 - 3
-    STATS[("moments", method, dtype)] = (mean, var, skew, kurt)
-    assert abs(mean) < 4 / math.sqrt(n)
-    assert abs(var - 1) < 4 * math.sqrt(2 / n)
-    assert abs(skew) < 4 * math.sqrt(6 / n)
-    assert abs(kurt) < 4 * math.sqrt(24 / n)
+    return {"mean": mean * math.sqrt(n), "var": (var - 1) / math.sqrt(2 / n),
+            "skew": skew / math.sqrt(6 / n), "kurt": kurt / math.sqrt(24 / n)}
+
+
+@pytest.mark.parametrize("method, dtype", STAT_CASES, ids=STAT_IDS)
+def test_moments(method, dtype):
+    scores = moment_scores(stat_sample(method, dtype))
+    assert all(abs(v) < 4 for v in scores.values()), scores
 
 
 @pytest.mark.parametrize("method, dtype", STAT_CASES, ids=STAT_IDS)
@@ -574,7 +640,6 @@ def test_tail_frequencies(method, dtype):
         p = 2 * scipy.special.ndtr(-edge)
         count = int(np.count_nonzero(a > t))
         se = math.sqrt(N_TAIL * p * (1 - p))
-        STATS[("tail", method, dtype, t)] = (count, N_TAIL * p)
         assert abs(count - N_TAIL * p) < 4 * se, (t, count, N_TAIL * p, se)
     assert np.all(np.isfinite(x))
     if method == "box_muller":
@@ -587,10 +652,8 @@ def layer_edges():
     return np.array(sorted(xs + [0.0]))  # 0, x_255, ..., x_1
 
 
-@pytest.mark.parametrize("method, dtype", [(m, d) for m in METHODS for d in ("float32", "float64")])
-def test_chi_square_on_ziggurat_layers(method, dtype):
+def layer_chi_square(x):
     """|z| binned at the layer boundaries x_i (255 bins) plus the tail beyond r: 256 bins."""
-    x = stat_sample(method, dtype)
     edges = layer_edges()
     assert edges.size == 256 and edges[-1] == pytest.approx(3.6541528853610088, rel=1e-15)
     bins = np.searchsorted(edges, np.abs(x), side="right") - 1  # 0 .. 255
@@ -601,17 +664,39 @@ def test_chi_square_on_ziggurat_layers(method, dtype):
     assert abs(prob.sum() - 1) < 1e-12
     expected = prob * x.size
     assert expected.min() > 100
-    res = scipy.stats.chisquare(observed, expected)
-    STATS[("chi2", method, dtype)] = (res.statistic, res.pvalue)
+    return scipy.stats.chisquare(observed, expected)
+
+
+@pytest.mark.parametrize("method, dtype", [(m, d) for m in METHODS for d in ("float32", "float64")])
+def test_chi_square_on_ziggurat_layers(method, dtype):
+    res = layer_chi_square(stat_sample(method, dtype))
     assert res.pvalue > 1e-4, res
 
 
-def test_report_statistics():
-    """Prints the measured statistics (run with -s)."""
-    if not STATS:
-        pytest.skip("run together with the statistical tests")
-    for k in sorted(STATS, key=str):
-        print(k, tuple(float(f"{v:.6g}") for v in STATS[k]))
+@pytest.mark.parametrize("defect, size", [("shift", 0.01), ("scale", 0.02)])
+def test_statistics_reject_a_defective_sample(defect, size):
+    """The checks above can fail: on the same 10**6 float64 ziggurat normals, shifted by 0.01
+    (10 standard errors of the mean) or stretched by 2 % (variance 1.0404, 29 standard
+    errors), each check that should see the defect rejects the sample.
+
+    (Replaces a test that only printed the statistics.)  Sizes from the laws: KS distance
+    about 0.01 phi(0) = 0.0040 (shift) or 0.02 phi(1) = 0.0048 (stretch) against a 1e-4
+    critical value of 0.0022 (asserted: above 1.5 times it); the layer chi-square's
+    noncentrality for the stretch is about n 0.02**2 * 2 = 800 on 255 degrees of freedom.
+    """
+    x = stat_sample("ziggurat", "float64")  # sorted; passes every check above
+    bad = x + size if defect == "shift" else x * (1 + size)  # still sorted
+    cdf = scipy.special.ndtr(bad)
+    k = np.arange(1, bad.size + 1) / bad.size
+    ks_distance = max(float(np.max(k - cdf)), float(np.max(cdf - (k - 1 / bad.size))))
+    assert ks_distance > 1.5 * ks_critical(bad.size), ks_distance
+    assert anderson_darling(bad) > 2 * AD_CRITICAL_0_1_PERCENT
+    scores = moment_scores(bad)
+    if defect == "shift":
+        assert abs(scores["mean"]) > 8, scores
+    else:
+        assert abs(scores["var"]) > 8, scores
+        assert layer_chi_square(bad).pvalue < 1e-6
 
 
 # == 5. bad input, empty shapes =====================================================================

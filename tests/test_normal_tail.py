@@ -71,9 +71,10 @@ TRUNCATED_TAIL = [
 ]
 
 
+@lru_cache(maxsize=None)
 def first_words(precision, key):
-    return stateless.raw(N_ELEMENTS, key, counter=TAIL_COUNTER,
-                         dtype="uint64" if precision == "float64" else "uint32")
+    """Each element's first word (or joined pair) from the reference's own Philox (Ref)."""
+    return nr.first_values(key, TAIL_COUNTER, N_ELEMENTS, precision == "float64")
 
 
 @lru_cache(maxsize=None)

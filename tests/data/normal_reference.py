@@ -1,33 +1,43 @@
 """Independent per-element reference for the normal distributions (docs/spec.md).
 
-Shared by tests/test_normal.py, tests/test_truncated_normal.py and
-tests/test_generator_mt19937.py, which import it by name (tests/conftest.py puts
-tests/data on sys.path; the suite's importlib mode keeps test files from
-importing each other).  Written from the spec text alone, one element at a time,
-in plain Python floats (float64) and NumPy float32 *scalars* (each operation
-one IEEE float32 operation): it shares no code with fallback/normal.py or
-csrc/core/normal.h.  What it does take from the library:
+Shared by tests/test_normal.py, tests/test_truncated_normal.py,
+tests/test_normal_tail.py and tests/test_generator_mt19937.py, which import it by
+name (tests/conftest.py puts tests/data on sys.path; the suite's importlib mode
+keeps test files from importing each other).  Written from the spec text alone,
+one element at a time, in plain Python ints and floats (float64, one IEEE
+operation each) and NumPy float32 *scalars* (each operation one IEEE float32
+operation, no fused multiply-add).  It imports nothing from ``ascend_rand``:
 
-- the stream and retry-block words, from ``stateless.raw`` (Philox is checked
-  bit for bit against TensorFlow elsewhere);
-- the table constants of fallback/ziggurat_tables.py (checked against mpmath
-  and the C++ header in tests/test_ziggurat_tables.py);
-- the deterministic ``log``/``exp``/``sin``/``cos`` of ascend_rand.fallback.detmath
-  (spec section 5.6, tested on their own elsewhere).
+- words: the test suite's own Philox4x32-10 (``Ref`` in tests/conftest.py, written
+  from the Random123 definition in Python ints and checked against Random123's
+  known-answer vectors in tests/test_known_answers.py);
+- elementary functions: ``log``, ``exp``, ``sin``/``cos`` of spec Appendix A
+  (A.3 float32, A.4 float64), written here step by step from the spec's
+  pseudo-code (tests/data/normal_reference_elementary.py), and a correctly rounded
+  ``sqrt`` from an exact integer square root;
+- ziggurat tables: computed here from spec 5.3's definition of the layers with
+  Python's ``decimal`` at 60 digits (tests/data/normal_reference_tables.py), each
+  value rounded once from the exact one; tests/test_normal.py compares them with
+  the library's hexadecimal constants.
+
+So when the library's draws equal this reference bit for bit, two
+implementations that share no code agree.
 
 Every function returning a sample also returns how it was reached, so the
 tests can assert that the interesting paths (wedge, tail, retries) were
 really exercised.
 """
 
+import importlib.util
 import math
+import sys
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
-from ascend_rand import stateless
-from ascend_rand.fallback import detmath
-from ascend_rand.fallback import ziggurat_tables as zt
+import normal_reference_elementary as em
+import normal_reference_tables as tables
 
 M32 = (1 << 32) - 1
 M64 = (1 << 64) - 1
@@ -37,12 +47,45 @@ SLOTS = 1 << 10
 
 f32 = np.float32
 
-# -- words --------------------------------------------------------------------------------------
+# -- words: the suite's own Philox (tests/conftest.py Ref) -----------------------------------------
 
 
-def stream_words(key, counter, n):
-    """The first ``n`` 32-bit words of the stream (key, counter) as Python ints."""
-    return [int(w) for w in stateless.raw(n, key, counter=counter)]
+def _suite_ref():
+    """The ``Ref`` class of tests/conftest.py: pytest's loaded module if present, else loaded here."""
+    conftest = (Path(__file__).resolve().parent.parent / "conftest.py")
+    for mod in list(sys.modules.values()):
+        path = getattr(mod, "__file__", None)
+        if path and path.endswith("conftest.py") and hasattr(mod, "Ref"):
+            if Path(path).resolve() == conftest:
+                return mod.Ref
+    spec = importlib.util.spec_from_file_location("_normal_reference_conftest", conftest)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.Ref
+
+
+REF = _suite_ref()
+
+
+def stream_words(key, counter, n, first=0):
+    """Words first .. first+n-1 of the stream (key, counter) as Python ints (from Ref)."""
+    return REF.words(key, counter, n, first=first)
+
+
+def first_value(key, counter, i, f64):
+    """Element i's own first word (float32) or join(word 2i, word 2i+1) (float64), from Ref."""
+    if f64:
+        hi, lo = stream_words(key, counter, 2, first=2 * i)
+        return join(hi, lo)
+    return stream_words(key, counter, 1, first=i)[0]
+
+
+def first_values(key, counter, n, f64):
+    """first_value for elements 0 .. n-1 (one pass over the stream)."""
+    if f64:
+        w = stream_words(key, counter, 2 * n)
+        return [join(w[2 * i], w[2 * i + 1]) for i in range(n)]
+    return stream_words(key, counter, n)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -50,8 +93,7 @@ def retry(key, counter, i, s):
     """The four words of R(i, s) = philox(key, C + 2**63 + i * 2**10 + s mod 2**128)."""
     assert 0 <= s < SLOTS
     c = (counter[0] + (counter[1] << 64) + RETRY_BASE + (i << 10) + s) % U128
-    words = stateless.raw(4, key, counter=(c & M64, c >> 64))
-    return tuple(int(w) for w in words)
+    return tuple(stream_words(key, (c & M64, c >> 64), 4))
 
 
 def join(hi, lo):
@@ -77,59 +119,21 @@ def O64(u):
     return (2 * (u >> 12) + 1) / 2.0**53
 
 
-def _one32(fn, x):
-    assert type(x) is np.float32, type(x)
-    return f32(fn(np.asarray(x, dtype=np.float32)))
+log32, exp32, sin32, cos32, sqrt32 = em.log_f32, em.exp_f32, em.sin_f32, em.cos_f32, em.sqrt_f32
+log64, exp64, sin64, cos64, sqrt64 = em.log_f64, em.exp_f64, em.sin_f64, em.cos_f64, em.sqrt_f64
 
+# -- tables (computed from the spec's definition, not imported) ------------------------------------
 
-def _one64(fn, x):
-    assert type(x) is float, type(x)
-    return float(fn(np.asarray(x, dtype=np.float64)))
-
-
-def log32(x):
-    return _one32(detmath.log_f32, x)
-
-
-def exp32(x):
-    return _one32(detmath.exp_f32, x)
-
-
-def sin32(x):
-    return _one32(detmath.sin_f32, x)
-
-
-def cos32(x):
-    return _one32(detmath.cos_f32, x)
-
-
-def log64(x):
-    return _one64(detmath.log_f64, x)
-
-
-def exp64(x):
-    return _one64(detmath.exp_f64, x)
-
-
-def sin64(x):
-    return _one64(detmath.sin_f64, x)
-
-
-def cos64(x):
-    return _one64(detmath.cos_f64, x)
-
-
-# -- tables -------------------------------------------------------------------------------------
-
-W32 = [f32(v) for v in zt.W_F32]
-K32 = [int(v) for v in zt.K_F32]
-F32 = [f32(v) for v in zt.F_F32]
-R32, INV_R32 = f32(zt.R_F32), f32(zt.INV_R_F32)
-W64 = [float(v) for v in zt.W_F64]
-K64 = [int(v) for v in zt.K_F64]
-F64 = [float(v) for v in zt.F_F64]
-R64, INV_R64 = float(zt.R_F64), float(zt.INV_R_F64)
-assert all(W32[i] == zt.W_F32[i] for i in range(256)), "W_F32 entries must be float32 values"
+_T32, _T64 = tables.ziggurat_tables(23), tables.ziggurat_tables(52)
+W32 = [f32(v) for v in _T32["W"]]
+K32 = list(_T32["K"])
+F32 = [f32(v) for v in _T32["F"]]
+R32, INV_R32 = f32(_T32["R"]), f32(_T32["INV_R"])
+W64 = list(_T64["W"])
+K64 = list(_T64["K"])
+F64 = list(_T64["F"])
+R64, INV_R64 = _T64["R"], _T64["INV_R"]
+assert all(float(W32[i]) == _T32["W"][i] for i in range(256)), "W for b = 23 must be float32 values"
 
 
 # -- ziggurat (spec 5.3) -----------------------------------------------------------------------
@@ -284,8 +288,7 @@ def box_muller_pair_f32(w0, w1):
     if u1 < f32(1e-7):
         u1 = f32(1e-7)
     t = f32(6.2831855) * U32(w1)
-    r = np.sqrt(f32(-2.0) * log32(u1))
-    assert type(r) is np.float32
+    r = sqrt32(f32(-2.0) * log32(u1))
     return r * sin32(t), r * cos32(t)
 
 
@@ -294,7 +297,7 @@ def box_muller_pair_f64(w0, w1, w2, w3):
     if u1 < 1e-7:
         u1 = 1e-7
     t = 6.283185307179586 * U64(join(w2, w3))
-    r = math.sqrt(-2.0 * log64(u1))
+    r = sqrt64(-2.0 * log64(u1))
     return r * sin64(t), r * cos64(t)
 
 
