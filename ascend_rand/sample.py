@@ -209,11 +209,15 @@ def csv_format(dtype):
     return "%.9g"  # float32, and float16 / bfloat16 widened exactly to float32
 
 
-def write_csv(stream, values, bar=None):
-    """Write a 0-, 1- or 2-D array as CSV lines, in chunks (``bar.advance()`` per chunk)."""
+def _check_csv(values):
     if values.ndim > 2:
         raise UsageError(f"CSV holds at most 2 dimensions, the draw has shape {values.shape}; "
                          "write .npy instead")
+
+
+def write_csv(stream, values, bar=None):
+    """Write a 0-, 1- or 2-D array as CSV lines, in chunks (``bar.advance()`` per chunk)."""
+    _check_csv(values)
     fmt = csv_format(values.dtype)
     if values.dtype.kind == "b":
         values = values.astype(np.uint8)
@@ -237,6 +241,7 @@ def write(values, output, bar=None):
     if suffix == ".npy":
         np.save(path, values)
     elif suffix == ".csv":
+        _check_csv(values)  # before the file is created
         with open(path, "w", newline="") as fh:
             write_csv(fh, values, bar)
     else:
