@@ -25,7 +25,7 @@ def rich_console(stderr=False):
         return None
     stream = sys.stderr if stderr else sys.stdout
     if stream.isatty():
-        return Console(stderr=stderr, highlight=False)
+        return Console(stderr=stderr, highlight=False, soft_wrap=True)  # the terminal wraps
     return Console(file=stream, width=PIPE_WIDTH, highlight=False, no_color=True,
                    soft_wrap=True)
 

@@ -240,6 +240,8 @@ def write(values, output, bar=None):
     suffix = path.suffix.lower()
     if suffix == ".npy":
         np.save(path, values)
+        if bar is not None:
+            bar.advance()
     elif suffix == ".csv":
         _check_csv(values)  # before the file is created
         with open(path, "w", newline="") as fh:
@@ -257,7 +259,8 @@ def main(args):
     try:
         shape = parse_size(args.size)
         elements = math.prod(shape)
-        steps = 2 + max(1, -(-elements // CHUNK_ROWS))
+        csv = args.output == "-" or str(args.output).lower().endswith(".csv")
+        steps = 1 + (max(1, -(-elements // CHUNK_ROWS)) if csv else 1)  # draw, then writes
         with progress(steps, f"sampling {args.dist}",
                       enabled=elements >= PROGRESS_ELEMENTS) as bar:
             values, seed = draw(args)
