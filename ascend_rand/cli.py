@@ -11,7 +11,9 @@ byte stream for external batteries (``ascend_rand.stream``); ``python -m
 ascend_rand`` is this command too.
 
 ``info``, ``selftest``, ``sample`` and ``plot`` are ascend_rand/info.py,
-selftest.py, sample.py and plots.py (``add_user_commands`` below adds them).
+selftest.py, sample.py and plots.py (``add_user_commands`` below adds them):
+``selftest`` exits 1 when a check fails; ``sample`` and ``plot`` exit 2 with
+a one-line error for bad options, a library ValueError, or (plot) no matplotlib.
 
 Exit codes: 0 success; 1 a correctness check failed (``demo``) or ``bench
 --check-target`` missed a target; 2 a usage error, or ``bench --plot`` could
