@@ -1,4 +1,5 @@
-"""The ``ascend-rand`` command: ``demo``, ``bench``, ``stream``, ``battery`` and ``backends``.
+"""The ``ascend-rand`` command: ``demo``, ``bench``, ``stream``, ``battery``, ``backends``,
+``info``, ``selftest``, ``sample`` and ``plot``.
 
 ``ascend-rand bench`` runs the benchmarks of ``ascend_rand.benchmarks``,
 installed with the package: ``uniform`` (uniform floats, raw uint32), then
@@ -8,6 +9,11 @@ installed with the package: ``uniform`` (uniform floats, raw uint32), then
 ``ascend-rand demo`` is ``ascend_rand.demo``; ``ascend-rand stream`` writes a
 byte stream for external batteries (``ascend_rand.stream``); ``python -m
 ascend_rand`` is this command too.
+
+``info``, ``selftest``, ``sample`` and ``plot`` are ascend_rand/info.py,
+selftest.py, sample.py and plots.py (``add_user_commands`` below adds them):
+``selftest`` exits 1 when a check fails; ``sample`` and ``plot`` exit 2 with
+a one-line error for bad options, a library ValueError, or (plot) no matplotlib.
 
 Exit codes: 0 success; 1 a correctness check failed (``demo``) or ``bench
 --check-target`` missed a target; 2 a usage error, or ``bench --plot`` could
@@ -123,7 +129,70 @@ def build_parser():
     report = sub.add_parser("backends", help="which backends can run here, and why not")
     report.add_argument("--json", action="store_true", help="print the report as JSON")
     report.set_defaults(func=_cmd_backends)
+    add_user_commands(sub)
     return parser
+
+
+# -- info, selftest, sample, plot (issue 13) --------------------------------------------------
+
+
+def _cmd_info(args):
+    from . import info
+
+    return info.main(as_json=args.json, quick=args.quick)
+
+
+def _cmd_selftest(args):
+    from . import selftest
+
+    return selftest.main(as_json=args.json)
+
+
+def _cmd_sample(args):
+    from . import sample
+
+    return sample.main(args)
+
+
+def _cmd_plot(args):
+    from . import plots
+
+    return plots.main(args)
+
+
+def add_user_commands(sub):
+    """The ``info``, ``selftest``, ``sample`` and ``plot`` subcommands on ``sub``."""
+    from . import plots, sample
+
+    info_cmd = sub.add_parser(
+        "info", help="versions, backends, SIMD levels, threads, entropy sources, frameworks",
+        description="What this installation is and can use: versions, backends (and why "
+                    "not), the SIMD level and the levels this CPU runs, threads, entropy "
+                    "sources (and which one 'auto' picks), torch / torch_npu / MindSpore.")
+    info_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
+    info_cmd.add_argument("--quick", action="store_true",
+                          help="do not import the frameworks (versions from their package "
+                               "metadata, no devices)")
+    info_cmd.set_defaults(func=_cmd_info)
+    selftest_cmd = sub.add_parser(
+        "selftest", help="known answers, cross-backend equality, entropy health tests "
+                         "(exit 1 if any fails)",
+        description="Known answers (Random123 Philox, std::mt19937, TensorFlow's layout), "
+                    "native == NumPy == torch bit for bit, and the entropy pool's health "
+                    "tests; the exit status is 0 only when every check passes.")
+    selftest_cmd.add_argument("--json", action="store_true", help="print the checks as JSON")
+    selftest_cmd.set_defaults(func=_cmd_selftest)
+    sample_cmd = sub.add_parser(
+        "sample", help="write draws of a distribution to .npy or CSV",
+        description="Write Generator(seed).DIST(...) to .npy or CSV (the format from the "
+                    "suffix; -o - writes CSV to stdout).")
+    sample.add_arguments(sample_cmd)
+    sample_cmd.set_defaults(func=_cmd_sample)
+    plot_cmd = sub.add_parser(
+        "plot", help="PNG pictures: a distribution against its exact density, or benchmark "
+                     "results", description=plots.__doc__.split("\n\n")[0])
+    plots.add_arguments(plot_cmd)
+    plot_cmd.set_defaults(func=_cmd_plot)
 
 
 def main(argv=None):

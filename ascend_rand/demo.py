@@ -173,16 +173,22 @@ def backend_agreement(rows, names):
     _check(rows, "thread count", "native", threads)
 
 
-def tensorflow_layout(rows, names, printer):
-    """Uniforms against TensorFlow (live, or recorded outputs); returns the module or None."""
+def tensorflow_layout(rows, names, printer, live=True):
+    """Uniforms against TensorFlow (live, or recorded outputs); returns the module or None.
+
+    ``live=False`` compares with the recorded outputs without importing tensorflow (what
+    ``ascend-rand selftest`` does: the import alone takes seconds); ``printer`` may then
+    be None.
+    """
     tf = None
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    try:
-        with _quiet_fd2():
-            import tensorflow as tf
-    except Exception as exc:  # not installed, or a broken install: use the recorded outputs
-        printer.line(f"tensorflow not importable ({type(exc).__name__}); comparing with "
-                     "outputs recorded from TensorFlow 2.21.0", style="yellow")
+    if live:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        try:
+            with _quiet_fd2():
+                import tensorflow as tf
+        except Exception as exc:  # not installed, or a broken install: use the recorded outputs
+            printer.line(f"tensorflow not importable ({type(exc).__name__}); comparing with "
+                         "outputs recorded from TensorFlow 2.21.0", style="yellow")
     if tf is not None:
         printer.line(f"live comparison with tensorflow {tf.__version__}", style="dim")
     for name, dtype, key, counter, digest, head in TF_OUTPUTS:
