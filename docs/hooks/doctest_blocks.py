@@ -10,9 +10,6 @@ left alone, so the guides' own ```python blocks are not touched.
 
 import re
 
-from markdown import Extension
-from markdown.preprocessors import Preprocessor
-
 _PROMPT = re.compile(r"^(?P<indent>[ \t]*)>>> ")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 
@@ -51,19 +48,27 @@ def wrap_doctests(lines):
     return out
 
 
-class _DoctestPreprocessor(Preprocessor):
-    def run(self, lines):
-        return wrap_doctests(lines)
+def doctest_blocks_extension():
+    """The Markdown extension (Python-Markdown is imported here: the function above needs
+    none, so the test suite can check it without the docs requirements)."""
+    from markdown import Extension
+    from markdown.preprocessors import Preprocessor
 
+    class DoctestPreprocessor(Preprocessor):
+        def run(self, lines):
+            return wrap_doctests(lines)
 
-class DoctestBlocks(Extension):
-    """The Markdown extension; priority above the fenced-code preprocessors (25+)."""
+    class DoctestBlocks(Extension):
+        def extendMarkdown(self, md):
+            # Priority above the fenced-code preprocessors (25 and below), so the fences
+            # it writes are read as code.
+            md.preprocessors.register(DoctestPreprocessor(md), "ascend_rand_doctest_blocks", 40)
 
-    def extendMarkdown(self, md):
-        md.preprocessors.register(_DoctestPreprocessor(md), "ascend_rand_doctest_blocks", 40)
+    return DoctestBlocks()
 
 
 def on_config(config):
-    """mkdocs hook: add the extension to every Markdown instance mkdocs and mkdocstrings make."""
-    config.markdown_extensions.append(DoctestBlocks())
+    """mkdocs hook: add the extension to every Markdown instance mkdocs and mkdocstrings make
+    (mkdocstrings renders docstrings with the extensions of this same list)."""
+    config.markdown_extensions.append(doctest_blocks_extension())
     return config
