@@ -175,6 +175,10 @@ def test_site_builds_with_every_page(built_site):
         html = built_site / (stem[:-len("index")] if stem.endswith("index") else stem + "/") / "index.html"
         assert html.is_file(), f"{page} was not built"
     assert (built_site / "img" / "throughput.png").is_file()
+    # A fence that Markdown did not read as one (say, a doctest fenced inside an indented
+    # block by the hook) shows its backticks as text.
+    for html in built_site.rglob("*.html"):
+        assert "```" not in html.read_text(), f"{html.relative_to(built_site)}: a fence shown as text"
 
 
 def test_api_reference_has_the_public_api_with_examples_as_code(built_site):
