@@ -6,6 +6,7 @@ stateless call runs it on a backend.
 
 import functools
 
+import ml_dtypes
 import numpy as np
 
 from .. import _dtypes, _validate
@@ -51,6 +52,11 @@ def _rounded(value_hex, name):
         return float(np.asarray(value, dtype=np.float64).astype(_dtypes.FLOAT_DTYPES[name]))
 
 
+def _largest(name):
+    """The largest finite value of the float dtype ``name``."""
+    return float(ml_dtypes.finfo(_dtypes.FLOAT_DTYPES[name]).max)
+
+
 def plan_uniform(size, dtype, low, high, out=None, backend=None, what="uniform"):
     """[low, high): fl(fl(x * fl(high - low)) + low) in the dtype (docs/spec.md section 3)."""
     name = _dtypes.resolve(dtype, _dtypes.FLOAT_DTYPES, what)
@@ -60,7 +66,8 @@ def plan_uniform(size, dtype, low, high, out=None, backend=None, what="uniform")
     low_t, high_t = in_dtype(low, name), in_dtype(high, name)
     for label, given, rounded in (("low", low, low_t), ("high", high, high_t)):
         if not np.isfinite(rounded):
-            raise ValueError(f"{what}: {label}={given!r} overflows {name}")
+            raise ValueError(f"{what}: {label}={given!r} overflows {name} "
+                             f"(finite range [-{_largest(name):.6g}, {_largest(name):.6g}])")
     if not low_t < high_t:
         raise ValueError(
             f"{what}: low must be less than high in {name}, got low={low!r}, high={high!r}"
@@ -70,7 +77,8 @@ def plan_uniform(size, dtype, low, high, out=None, backend=None, what="uniform")
     span = in_dtype(high_t - low_t, name)
     if not np.isfinite(span):
         raise ValueError(
-            f"{what}: the range high - low = {high!r} - {low!r} overflows {name}"
+            f"{what}: the range high - low = {high!r} - {low!r} overflows {name} "
+            f"(largest finite value {_largest(name):.6g})"
         )
     shape, scalar = output_shape(size, out, name, what, backend)
     n = _validate.elements(shape)
