@@ -2,10 +2,13 @@
 shape, dtype and range, and the same bits on every backend; for invalid ones a
 ValueError or TypeError (never another exception, a crash or a hang).
 
-Backends: native, NumPy and torch on CPU tensors where present (thread counts and
-SIMD levels have their own tests: test_simd_levels.py, test_backends_agree.py).
+Backends: native, NumPy and torch on CPU tensors where present.  Thread counts and SIMD
+levels: the same bits from the public Generator API on 1, 2 and 3 threads (draws large
+enough to split), and at every SIMD level this CPU runs (one interpreter per level,
+tests/data/simd_levels.py; test_simd_levels.py checks the stateless kernels there).
 """
 
+import hashlib
 import math
 
 import numpy as np
@@ -15,6 +18,7 @@ from hypothesis import strategies as st
 
 import ascend_rand as ar
 from ascend_rand.backend.torch import as_numpy
+from simd_levels import run_at_level, supported_levels  # tests/data/simd_levels.py
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -186,3 +190,128 @@ def test_invalid_arguments_raise_value_or_type_errors(name, backend):
             assert np.asarray(as_numpy(result)).size == -(-n // 128) * 16
 
     check()
+
+
+# -- thread counts and SIMD levels ----------------------------------------------------------------
+
+# Executed here and in each SIMD level's interpreter: KINDS[name](g, n, r) makes one call of
+# the public API on Generator g with n elements, its other arguments drawn from r.
+API_DRAWS = r"""
+import hashlib
+import numpy as np
+import ascend_rand as ar
+
+FLOATS = ["float32", "float64", "float16", "bfloat16"]
+BOUNDS = [(-2.0, 2.0), (0.3, 0.9), (3.0, float("inf")), (-float("inf"), -3.0), (-0.5, 0.6),
+          (1.0, 1.01)]  # every truncated normal method: ziggurat, uniform, exponential
+
+
+def pick(r, options):
+    return options[int(r.integers(len(options)))]
+
+
+KINDS = {
+    "raw": lambda g, n, r: g.raw(n, pick(r, ["uint32", "uint64"])),
+    "random": lambda g, n, r: g.random(n, pick(r, FLOATS)),
+    "uniform": lambda g, n, r: g.uniform(float(r.uniform(-100, 0)), float(r.uniform(1, 100)), n,
+                                         pick(r, FLOATS)),
+    "integers": lambda g, n, r: g.integers(int(r.integers(-1000, 0)), int(r.integers(1, 2**31)),
+                                           n, pick(r, ["int32", "int64"])),
+    "integers_wide": lambda g, n, r: g.integers(0, 2**63 - int(r.integers(1, 1000)), n),
+    "normal": lambda g, n, r: g.normal(float(r.uniform(-5, 5)), float(r.uniform(0.1, 3)), n,
+                                       pick(r, FLOATS), pick(r, ["ziggurat", "box_muller"])),
+    "truncated_normal": lambda g, n, r: g.truncated_normal(0.5, 2.0, *pick(r, BOUNDS), n,
+                                                           pick(r, ["float32", "float64"])),
+    "bernoulli": lambda g, n, r: g.bernoulli(float(r.uniform()), n),
+    "bernoulli_array": lambda g, n, r: g.bernoulli(r.random(n).astype(np.float32)),
+    "dropout_mask": lambda g, n, r: g.dropout_mask(n, float(r.uniform())),
+    "permutation": lambda g, n, r: g.permutation(n),
+    "choice_sparse": lambda g, n, r: g.choice(8 * n + 5, max(1, n // 9), replace=False),
+    "choice_p": lambda g, n, r: g.choice(40, n, p=r.dirichlet(np.ones(40))),
+}
+BIG = 3 * (1 << 16)  # pieces of more than 2**16 elements on 3 threads
+
+
+def digest(x):
+    return hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()
+
+
+def api_draws(large_only=False):
+    # every kind on both engines, small (a SIMD batch or a few, odd lengths) and large
+    for e, engine in enumerate(("philox", "mt19937")):
+        for k, (name, call) in enumerate(KINDS.items()):
+            for s, n in enumerate((1 + 37 * k, BIG + 129 * k + 7)):
+                if large_only and n < BIG:
+                    continue
+                r = np.random.default_rng([e, k, s])
+                g = ar.Generator(1000 * e + 10 * k + s, engine=engine, backend="native")
+                yield f"{engine}/{name}/{n}", call(g, n, r)
+"""
+
+API = {}
+exec(API_DRAWS, API)
+
+needs_native = pytest.mark.skipif(not ar.backends()["native"]["available"],
+                                  reason="needs the native backend")
+
+
+@pytest.fixture
+def restore_threads():
+    before = ar.get_num_threads()
+    yield
+    ar.set_num_threads(before)
+
+
+@needs_native
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(seed=seeds, kind=st.sampled_from(sorted(API["KINDS"])),
+       engine=st.sampled_from(["philox", "mt19937"]),
+       n=st.integers(API["BIG"], API["BIG"] + 1000), args=st.integers(0, 2**32 - 1))
+def test_thread_counts_give_the_same_bits(seed, kind, engine, n, args, restore_threads):
+    results = {}
+    for threads in (1, 2, 3):
+        ar.set_num_threads(threads)
+        g = ar.Generator(seed if engine == "philox" else seed % 2**32, engine=engine,
+                         backend="native")
+        x = API["KINDS"][kind](g, n, np.random.default_rng(args))
+        results[threads] = (np.asarray(x).dtype, np.asarray(x).shape, API["digest"](x))
+    assert results[2] == results[1] and results[3] == results[1], results
+
+
+SIMD_CHILD = API_DRAWS + r"""
+import json
+report = {"simd": ar.backends()["native"]["simd"]}
+for threads in (1, 3):  # only the large draws split over threads
+    ar.set_num_threads(threads)
+    report[f"t{threads}"] = {name: digest(x) for name, x in api_draws(large_only=threads > 1)}
+print(json.dumps(report))
+"""
+
+
+@pytest.fixture(scope="module")
+def this_level():
+    """The digests of api_draws at this process's SIMD level, on one thread."""
+    before = ar.get_num_threads()
+    ar.set_num_threads(1)
+    try:
+        return ar.backends()["native"]["simd"], {n: API["digest"](x) for n, x in API["api_draws"]()}
+    finally:
+        ar.set_num_threads(before)
+
+
+@needs_native
+@pytest.mark.parametrize("level", ["avx512", "avx2", "neon", "scalar"])
+def test_simd_levels_give_the_same_bits(level, this_level):
+    here, expected = this_level
+    if level not in supported_levels():
+        pytest.skip(f"this CPU does not run {level}")
+    if level == here:
+        pytest.skip(f"{level} is this process's level: the reference itself")
+    report = run_at_level(SIMD_CHILD, level)
+    assert report["simd"] == level
+    for threads in ("t1", "t3"):
+        got = report[threads]
+        assert got.keys() <= expected.keys() and len(got) >= len(expected) // 2
+        differ = [name for name in got if got[name] != expected[name]]
+        assert not differ, f"{level} on {threads[1:]} thread(s) differs from {here}: {differ[:5]}"

@@ -11,12 +11,10 @@ the best level.
 """
 
 import hashlib
-import json
 import os
-import subprocess
-import sys
 
 import pytest
+from simd_levels import run_at_level  # tests/data/simd_levels.py
 
 import ascend_rand
 
@@ -128,14 +126,7 @@ print(json.dumps(report))
 
 
 def run_child(simd):
-    env = dict(os.environ)
-    env.pop("ASCEND_RAND_SIMD", None)
-    if simd is not None:
-        env["ASCEND_RAND_SIMD"] = simd
-    proc = subprocess.run([sys.executable, "-P", "-c", CHILD], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_at_level(CHILD, simd)
 
 
 @pytest.fixture(scope="module")
