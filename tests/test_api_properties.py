@@ -8,7 +8,6 @@ enough to split), and at every SIMD level this CPU runs (one interpreter per lev
 tests/data/simd_levels.py; test_simd_levels.py checks the stateless kernels there).
 """
 
-import hashlib
 import math
 
 import numpy as np
@@ -263,8 +262,8 @@ def restore_threads():
 
 
 @needs_native
-@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@settings(max_examples=16, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=seeds, kind=st.sampled_from(sorted(API["KINDS"])),
        engine=st.sampled_from(["philox", "mt19937"]),
        n=st.integers(API["BIG"], API["BIG"] + 1000), args=st.integers(0, 2**32 - 1))
