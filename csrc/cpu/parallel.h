@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
 #include <unistd.h>
 
 namespace ascend_rand {
@@ -50,8 +51,8 @@ class Pool {
   // The pool of this process (a forked child gets its own; the parent's stays
   // allocated, its threads do not exist there).
   static Pool& get() {
-    static std::mutex create;
     static Pool* pool = nullptr;
+    std::mutex& create = create_mutex();
     std::lock_guard<std::mutex> lock(create);
     if (pool == nullptr || pool->pid_ != getpid()) pool = new Pool();  // never deleted
     return *pool;
@@ -82,6 +83,19 @@ class Pool {
     }
     busy_.store(false, std::memory_order_release);
     return true;
+  }
+
+  // The lock that guards finding or making the pool.  A fork while another thread
+  // held it would leave it locked for ever in the child (only the forking thread
+  // survives), so fork() takes it first and releases it on both sides.
+  static std::mutex& create_mutex() {
+    static std::mutex* create = [] {
+      auto* m = new std::mutex();  // never deleted: the handlers may run at any time
+      pthread_atfork([] { create_mutex().lock(); }, [] { create_mutex().unlock(); },
+                     [] { create_mutex().unlock(); });
+      return m;
+    }();
+    return *create;
   }
 
  private:
