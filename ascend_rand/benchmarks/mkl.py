@@ -1,6 +1,6 @@
 """Intel oneMKL's Philox4x32x10 through ``mkl-random``: a benchmark peer for float64 draws.
 
-``mkl_random.RandomState(seed, brng="PHILOX4X32X10")`` is the generator a
+``mkl_random.MKLRandomState(seed, brng="PHILOX4X32X10")`` is the generator a
 scientific user would pick instead of ascend_rand: the same Philox4x32-10
 counter-based engine, with MKL's vectorised conversions.  It offers float64
 only (no ``dtype`` and no ``out=``: every call allocates its result, a cost
@@ -10,7 +10,7 @@ One thread: MKL reads ``MKL_NUM_THREADS`` when it is loaded, so
 ``import_mkl_random`` sets it to 1 before the first import; an
 ``mkl_random`` imported earlier under another setting is reported as a
 missing peer rather than timed with unknown threads.  Without ``mkl-random``
-(``pip install mkl-random``; x86-64 wheels only) the rows say so.
+(``pip install mkl-random``, in the ``bench`` extra; its wheels are x86-64 only) the rows say so.
 """
 
 import os
@@ -40,7 +40,10 @@ def import_mkl_random():
 
 
 def _state():
-    return import_mkl_random().RandomState(SEED, brng=BRNG)
+    """MKLRandomState (RandomState before mkl-random 1.3.2, deprecated since) on Philox."""
+    mkl_random = import_mkl_random()
+    make = getattr(mkl_random, "MKLRandomState", None) or mkl_random.RandomState
+    return make(SEED, brng=BRNG)
 
 
 def normal(method):
