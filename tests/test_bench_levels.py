@@ -153,6 +153,10 @@ def test_each_child_runs_its_level_and_benchmark_in_order(tmp_path):
                      for name in ("uniform", "distributions")]
     assert [(r["level"], r["benchmark"], r["simd"]) for r in merged["runs"]] == \
         [(level, name, level) for level in LEVELS for name in ("uniform", "distributions")]
+    # the two benchmarks name their draws alike here: their rows stay apart in the table
+    assert [(r["benchmark"], r["draw"], r["level"]) for r in merged["table"]] == \
+        [(name, draw, level) for name in ("uniform", "distributions")
+         for draw in ("uniform float32", "uniform float64") for level in LEVELS]
 
 
 def test_merge_labels_every_row_and_target_with_its_level(tmp_path):

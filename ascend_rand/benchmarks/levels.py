@@ -172,23 +172,23 @@ def merge(children, levels, names, quick, sizes, machine):
 
     ``rows`` and ``targets`` are the children's, each with ``level`` and
     ``benchmark`` added (a target also ``applies``: False at scalar);
-    ``table`` is ``table_rows``; ``runs`` says what ran, how long; ``machine``
-    is this process's (``levels_machine``).
+    ``table`` is ``table_rows``; ``runs`` says what ran, how long;
+    ``baselines`` is {benchmark: {draw: numpy peer}}; ``machine`` is this
+    process's (``levels_machine``).
     """
-    rows, targets, runs, captions = [], [], [], {}
+    rows, targets, runs, baselines = [], [], [], {}
     for child in children:
         level, name, results = child["level"], child["benchmark"], child["results"]
         rows += [{**r, "level": level, "benchmark": name} for r in results["rows"]]
         targets += [{**t, "level": level, "benchmark": name,
                      "applies": level != REFERENCE_LEVEL} for t in results["targets"]]
-        for draw, peer in results.get("baselines", {}).items():
-            captions.setdefault(draw, peer)
+        baselines.setdefault(name, {}).update(results.get("baselines", {}))
         runs.append({"level": level, "benchmark": name, "wall_s": child["wall_s"],
                      "simd": results["machine"]["backends"]["native"]["simd"],
                      "command": child["command"]})
     merged = {"kind": "simd levels", "machine": machine, "levels": list(levels),
               "benchmarks": list(names), "quick": quick, "sizes": list(sizes) if sizes else None,
-              "rows": rows, "targets": targets, "runs": runs, "baselines": captions}
+              "rows": rows, "targets": targets, "runs": runs, "baselines": baselines}
     merged["table"] = table_rows(merged)
     return merged
 
@@ -201,22 +201,23 @@ def table_rows(merged):
     ``missing``.
     """
     order = {level: i for i, level in enumerate(merged["levels"])}
-    baselines = merged.get("baselines", {})
-    timed = {(r["level"], r["draw"], r["peer"], r["n"]): r for r in merged["rows"] if "gsps" in r}
-    groups = {}
+    timed = {(r["level"], r["benchmark"], r["draw"], r["peer"], r["n"]): r
+             for r in merged["rows"] if "gsps" in r}
+    groups = {}  # benchmark too: two benchmarks may name a draw alike (uniform float64)
     for r in merged["rows"]:
         if not r["peer"].startswith("native") or r["threads"] != 1:
             continue
-        groups.setdefault((r["draw"], r["peer"], r["n"]), []).append(r)
+        groups.setdefault((r["benchmark"], r["draw"], r["peer"], r["n"]), []).append(r)
     out = []
-    for (draw, peer, n), found in groups.items():
+    for (name, draw, peer, n), found in groups.items():
+        baseline = merged.get("baselines", {}).get(name, {}).get(draw)
         for r in sorted(found, key=lambda r: order.get(r["level"], len(order))):
-            row = {"draw": draw, "implementation": peer, "n": n, "level": r["level"],
-                   "threads": 1, "baseline": baselines.get(draw)}
+            row = {"benchmark": name, "draw": draw, "implementation": peer, "n": n,
+                   "level": r["level"], "threads": 1, "baseline": baseline}
             if "missing" in r:
                 out.append({**row, "missing": r["missing"]})
                 continue
-            base = timed.get((r["level"], draw, baselines.get(draw), n))
+            base = timed.get((r["level"], name, draw, baseline, n))
             out.append({**row, "method": r["method"], "gsps": r["gsps"],
                         "ratio": r.get("ratio"),
                         "baseline_gsps": base["gsps"] if base else None})
@@ -277,8 +278,9 @@ def markdown(merged):
                 *("| " + " | ".join(row) + " |" for row in rows)]
     lines = [title(merged), "", *table(COLUMNS, [cells(r) for r in merged["table"]]), ""]
     by_peer = {}
-    for draw, peer in merged.get("baselines", {}).items():
-        by_peer.setdefault(peer, []).append(draw)
+    for draws in merged.get("baselines", {}).values():
+        for draw, peer in draws.items():
+            by_peer.setdefault(peer, []).append(draw)
     if by_peer:
         lines += ["vs numpy: " + "; ".join(f"{peer} ({', '.join(draws)})"
                                            for peer, draws in by_peer.items()), ""]
