@@ -225,7 +225,7 @@ def run(quick=False, sizes=None, reps=None, budget_s=None, log=None, draws=DRAWS
     return {"machine": H.machine_info(), "quick": quick, "reps": reps, "budget_s": budget_s,
             "torch_threads": torch_threads, "p_drop": P_DROP, "truncation": [A, B],
             "rows": rows, "captions": {d: CAPTIONS[d] for d in draws},
-            "baselines": {d: BASELINES[d][1] for d in draws},
+            "baselines": {d: list(BASELINES[d]) for d in draws},
             "targets": _targets(rows, sizes, draws)}
 
 

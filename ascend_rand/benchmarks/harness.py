@@ -211,7 +211,8 @@ def machine_info():
 
 
 # -- output -----------------------------------------------------------------------------------
-# results: {"machine", "torch_threads", "rows", "targets": [target...], "captions": {draw: text}}
+# results: {"machine", "torch_threads", "rows", "targets": [target...], "captions": {draw: text},
+#           and where ratios are taken "baselines": {draw: [baseline's draw, baseline's peer]}}
 # target: {"text", "n", "ratio", "met", and optionally "note"}
 
 COLUMNS = ("n", "implementation", "call", "threads", "G samples/s", "vs numpy")

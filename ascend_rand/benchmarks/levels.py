@@ -173,7 +173,7 @@ def merge(children, levels, names, quick, sizes, machine):
     ``rows`` and ``targets`` are the children's, each with ``level`` and
     ``benchmark`` added (a target also ``applies``: False at scalar);
     ``table`` is ``table_rows``; ``runs`` says what ran, how long;
-    ``baselines`` is {benchmark: {draw: numpy peer}}; ``machine`` is this
+    ``baselines`` is {benchmark: {draw: [its baseline's draw, peer]}}; ``machine`` is this
     process's (``levels_machine``).
     """
     rows, targets, runs, baselines = [], [], [], {}
@@ -210,14 +210,15 @@ def table_rows(merged):
         groups.setdefault((r["benchmark"], r["draw"], r["peer"], r["n"]), []).append(r)
     out = []
     for (name, draw, peer, n), found in groups.items():
-        baseline = merged.get("baselines", {}).get(name, {}).get(draw)
+        # the truncated normal's baseline is a row of the normal's table: [draw, peer]
+        ref_draw, baseline = merged.get("baselines", {}).get(name, {}).get(draw, (draw, None))
         for r in sorted(found, key=lambda r: order.get(r["level"], len(order))):
             row = {"benchmark": name, "draw": draw, "implementation": peer, "n": n,
                    "level": r["level"], "threads": 1, "baseline": baseline}
             if "missing" in r:
                 out.append({**row, "missing": r["missing"]})
                 continue
-            base = timed.get((r["level"], name, draw, baseline, n))
+            base = timed.get((r["level"], name, ref_draw, baseline, n))
             out.append({**row, "method": r["method"], "gsps": r["gsps"],
                         "ratio": r.get("ratio"),
                         "baseline_gsps": base["gsps"] if base else None})
@@ -279,8 +280,8 @@ def markdown(merged):
     lines = [title(merged), "", *table(COLUMNS, [cells(r) for r in merged["table"]]), ""]
     by_peer = {}
     for draws in merged.get("baselines", {}).values():
-        for draw, peer in draws.items():
-            by_peer.setdefault(peer, []).append(draw)
+        for draw, (ref_draw, peer) in draws.items():
+            by_peer.setdefault(peer if ref_draw == draw else f"{peer} of {ref_draw}", []).append(draw)
     if by_peer:
         lines += ["vs numpy: " + "; ".join(f"{peer} ({', '.join(draws)})"
                                            for peer, draws in by_peer.items()), ""]

@@ -149,7 +149,7 @@ def run(quick=False, sizes=None, reps=None, budget_s=None, log=None):
     H.add_ratios(rows, {draw: (draw, BASELINE) for draw in DRAWS})
     return {"machine": H.machine_info(), "quick": quick, "reps": reps, "budget_s": budget_s,
             "torch_threads": torch_threads, "rows": rows,
-            "baselines": {draw: BASELINE for draw in DRAWS},
+            "baselines": {draw: [draw, BASELINE] for draw in DRAWS},
             "targets": [_target(rows, sizes), _mkl_target(rows, sizes)]}
 
 
