@@ -95,7 +95,11 @@ def select_levels(text, available):
 # -- the children -------------------------------------------------------------------------------
 
 def child_command(name, json_path, quick=False, sizes=None):
-    """The argv that runs benchmark ``name`` in a fresh interpreter, writing ``json_path``."""
+    """The argv that runs benchmark ``name`` in a fresh interpreter, writing ``json_path``.
+
+    >>> child_command("uniform", "u.json", quick=True, sizes=[10, 20])[3:]
+    ['bench', '--only', 'uniform', '--json', 'u.json', '--quick', '--sizes', '10,20']
+    """
     argv = [sys.executable, "-m", "ascend_rand", "bench", "--only", name, "--json",
             str(json_path)]
     if quick:
@@ -106,7 +110,11 @@ def child_command(name, json_path, quick=False, sizes=None):
 
 
 def child_env(level, environ=None):
-    """This environment with the level forced and MKL on one thread (both read at import)."""
+    """This environment with the level forced and MKL on one thread (both read at import).
+
+    >>> child_env("avx2", {"PATH": "/bin", "MKL_NUM_THREADS": "8"})
+    {'PATH': '/bin', 'MKL_NUM_THREADS': '1', 'ASCEND_RAND_SIMD': 'avx2'}
+    """
     return {**(os.environ if environ is None else environ), "ASCEND_RAND_SIMD": level,
             "MKL_NUM_THREADS": "1"}
 
@@ -281,7 +289,8 @@ def markdown(merged):
     by_peer = {}
     for draws in merged.get("baselines", {}).values():
         for draw, (ref_draw, peer) in draws.items():
-            by_peer.setdefault(peer if ref_draw == draw else f"{peer} of {ref_draw}", []).append(draw)
+            source = peer if ref_draw == draw else f"{peer} of {ref_draw}"
+            by_peer.setdefault(source, []).append(draw)
     if by_peer:
         lines += ["vs numpy: " + "; ".join(f"{peer} ({', '.join(draws)})"
                                            for peer, draws in by_peer.items()), ""]
