@@ -236,6 +236,19 @@ def test_markdown_has_one_line_per_table_row_and_target(tmp_path):
     assert "Test CPU, 2 cores, x86_64; SIMD levels scalar, avx2, avx512" in text
 
 
+def test_saved_levels_json_plots_a_line_per_level(tmp_path):
+    pytest.importorskip("matplotlib")
+    from ascend_rand.benchmarks import plot
+    merged, _ = merged_fake(tmp_path)
+    path = tmp_path / "levels.json"
+    path.write_text(json.dumps(merged))
+    rows = plot.load_rows([path])
+    assert len(rows) == len([r for r in merged["rows"] if "gsps" in r])  # MKL: not timed
+    native = {(r["peer"], r["threads"]) for r in rows if r["peer"].startswith("native")}
+    assert native == {(f"native [{level}]", t) for level in LEVELS for t in (1, 2)}
+    assert {r["peer"] for r in rows if not r["peer"].startswith("native")} == {"numpy Philox"}
+
+
 @pytest.mark.parametrize("runner, match", [
     (FakeRunner(returncode=3, stderr="Traceback: boom"), "uniform at scalar exited with 3.*boom"),
     (FakeRunner(write=False), "uniform at scalar wrote no readable JSON"),

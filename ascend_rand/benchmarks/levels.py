@@ -344,7 +344,8 @@ def main(args, error, runner=subprocess.run):
     level; 2 a usage error (``error``) or a level that could not be run.
     """
     if args.plot:
-        error("--plot does not combine with --levels (plot each level's --json file instead)")
+        error("--plot does not combine with --levels: write --json PATH, then plot it with "
+              "`python -m ascend_rand.benchmarks.plot PATH --out PNG` (a line per level)")
     try:
         levels = select_levels(args.levels, available_levels())
     except ValueError as exc:
