@@ -4,7 +4,10 @@
 ``ascend-rand bench`` runs the benchmarks of ``ascend_rand.benchmarks``,
 installed with the package: ``uniform`` (uniform floats, raw uint32), then
 ``distributions`` (normals, truncated normal, packed dropout masks), then
-``mt19937`` (the MT19937 engine); ``--only NAME`` runs one.  Its options are
+``mt19937`` (the MT19937 engine); ``--only NAME`` runs one.  ``ascend-rand bench
+--levels`` runs uniform and distributions (or ``--only``'s) at every SIMD level
+this CPU runs, each level in its own process, and prints one table by level
+(``ascend_rand.benchmarks.levels``).  Its options are
 ``ascend_rand.benchmarks.add_arguments`` (``ascend-rand bench --help``).
 ``ascend-rand demo`` is ``ascend_rand.demo``; ``ascend-rand stream`` writes a
 byte stream for external batteries (``ascend_rand.stream``); ``python -m
@@ -17,7 +20,8 @@ a one-line error for bad options, a library ValueError, or (plot) no matplotlib.
 
 Exit codes: 0 success; 1 a correctness check failed (``demo``) or ``bench
 --check-target`` missed a target; 2 a usage error, or ``bench --plot`` could
-not load matplotlib or write its picture.
+not load matplotlib or write its picture, or ``bench --levels`` could not run a
+level.
 """
 
 import argparse
@@ -90,9 +94,12 @@ def build_parser():
     demo_cmd.set_defaults(func=_cmd_demo)
     bench = sub.add_parser(
         "bench", help="throughput of uniform/raw draws, normals and dropout masks, and the "
-                      "MT19937 engine, against numpy, randomgen, torch, std::mt19937",
+                      "MT19937 engine, against numpy, randomgen, torch, Intel MKL (mkl-random), "
+                      "std::mt19937",
         description="Run the benchmarks (uniform, then distributions, then mt19937) in this "
-                    "process and print their tables, then the documented targets.",
+                    "process and print their tables, then the documented targets; with "
+                    "--levels, run them at each SIMD level in its own process and print one "
+                    "table by level.",
     )
     benchmarks.add_arguments(bench)
     bench.set_defaults(func=functools.partial(_cmd_bench, bench))

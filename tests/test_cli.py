@@ -10,17 +10,18 @@ import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
 import ascend_rand
 from ascend_rand import cli, demo
-from ascend_rand.benchmarks import harness, uniform
+from ascend_rand.benchmarks import harness, mkl, uniform
 
 SCRIPT = Path(sys.executable).with_name("ascend-rand")
 BENCH_OPTIONS = ("--only", "--quick", "--sizes", "--json", "--markdown", "--plot",
-                 "--check-target")
+                 "--check-target", "--levels")
 
 
 def run_script(*args, cwd):
@@ -72,11 +73,14 @@ def test_bench_uniform_needs_even_sizes(tmp_path):
 
 
 def test_missing_optional_peers_are_rows_not_errors(tmp_path):
-    """No torch, randomgen or rich, no C++ compiler: the tables say so and the run succeeds."""
-    hide = ("import sys; sys.modules.update(torch=None, randomgen=None, rich=None); "
+    """No torch, randomgen, mkl-random or rich, no C++ compiler: the tables say so, and the
+    run succeeds."""
+    hide = ("import sys; sys.modules.update(torch=None, randomgen=None, rich=None, "
+            "mkl_random=None); "
             "from ascend_rand.cli import main; sys.exit(main(sys.argv[1:]))")
     env = {**os.environ, "CXX": "no-such-compiler-for-ascend-rand"}
-    for name, missing in (("uniform", ("torch not installed", "randomgen not installed")),
+    for name, missing in (("uniform", ("torch not installed", "randomgen not installed",
+                                       "mkl-random not installed")),
                           ("mt19937", ("no C++ compiler",))):
         proc = run_python(hide, "bench", "--only", name, "--quick", "--sizes", "1e4",
                           cwd=tmp_path, env=env)
@@ -86,8 +90,14 @@ def test_missing_optional_peers_are_rows_not_errors(tmp_path):
         assert "targets" in proc.stdout
 
 
+def fake_mkl_random():
+    """An mkl_random stand-in (the timer is replaced too, so it never draws)."""
+    return types.SimpleNamespace(MKLRandomState=lambda seed, brng: types.SimpleNamespace())
+
+
 def test_check_target_sets_the_exit_status(monkeypatch, capsys):
     monkeypatch.setattr(harness, "time_call", same_time)  # native == numpy: 1.00x < 8x
+    monkeypatch.setattr(mkl, "import_mkl_random", fake_mkl_random)  # its row is timed here
     argv = ["bench", "--only", "uniform", "--quick", "--sizes", "1e4"]
     assert cli.main(argv) == 0  # a missed target is shown, not failed, without --check-target
     assert "NOT MET" in capsys.readouterr().out
@@ -95,6 +105,9 @@ def test_check_target_sets_the_exit_status(monkeypatch, capsys):
     captured = capsys.readouterr()
     assert "NOT MET" in captured.out and "not met" in captured.err
     monkeypatch.setattr(uniform, "TARGET_RATIO", 1.0)
+    assert cli.main([*argv, "--check-target"]) == 1  # float64 native == MKL: 1.00x < 2x
+    assert capsys.readouterr().out.count("NOT MET") == 1
+    monkeypatch.setattr(uniform, "MKL_TARGET_RATIO", 1.0)
     assert cli.main([*argv, "--check-target"]) == 0
     assert "NOT MET" not in capsys.readouterr().out
 

@@ -15,7 +15,8 @@ docs/performance.md explains the method, the rows and the targets.
 
 Each benchmark module has ``run(quick=, sizes=, log=)``, returning its
 JSON-ready results (``rows``, ``targets``, the machine), ``print_results`` and
-``markdown``.  ``main`` is ``ascend-rand bench``.
+``markdown``.  ``main`` is ``ascend-rand bench``; with ``--levels`` it hands over
+to ``levels`` (each SIMD level in its own process, one merged table).
 """
 
 import json
@@ -23,7 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import distributions, dropout, entropy, harness, mt19937, smalldraws, torch_backend, uniform
+from . import (distributions, dropout, entropy, harness, levels, mt19937, smalldraws,
+               torch_backend, uniform)
 
 # The order ``ascend-rand bench`` runs them in.
 BENCHMARKS = {"uniform": uniform, "distributions": distributions, "mt19937": mt19937,
@@ -52,6 +54,12 @@ def add_arguments(parser):
                              "per draw) to PNG (needs matplotlib)")
     parser.add_argument("--check-target", action="store_true",
                         help="exit 1 when a documented target is not met")
+    parser.add_argument("--levels", nargs="?", const="all", metavar="LEVEL,...",
+                        help="run the benchmarks (uniform and distributions, or --only's) at "
+                             "every SIMD level this CPU runs (or the levels named: scalar, "
+                             "avx2, avx512, neon), each level in its own process, and print "
+                             "one table of the 1-thread native rows by level; --json writes "
+                             "the merged results; targets apply to the vector levels")
     return parser
 
 
@@ -69,12 +77,16 @@ def main(args, error):
     ``error(message)`` reports a usage error and exits (argparse's
     ``parser.error``).  Exit codes: 0 done; 1 ``--check-target`` and a target
     missed (or not measured); 2 ``--plot`` without matplotlib, or its picture
-    could not be written.
+    could not be written, or (``--levels``) a level could not be run.
     """
     names = [args.only] if args.only else list(BENCHMARKS)
+    if args.levels:
+        names = [args.only] if args.only else list(levels.DEFAULT_BENCHMARKS)
     if args.sizes and "uniform" in names and any(n % 2 for n in args.sizes):
         error(f"--sizes {','.join(map(str, args.sizes))}: the uniform benchmark takes even "
               "sizes only (its raw uint32 peers draw n/2 64-bit words)")
+    if args.levels:
+        return levels.main(args, error)
     plot = None
     if args.plot:  # importable before minutes of measuring
         try:

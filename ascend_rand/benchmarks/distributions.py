@@ -1,10 +1,12 @@
-"""Normal, truncated normal and packed dropout mask throughput: ascend_rand against its peers.
+"""Normal (float32, float64), truncated normal and packed dropout mask throughput against peers.
 
 Run with ``ascend-rand bench --only distributions [--quick] [--json PATH]``.
 Same method as the uniform benchmark (harness.py): one process,
 outputs preallocated where the peer accepts ``out=``, one warm-up call, the
 median of several timed calls, each case bounded in time.  Ratios: normals and
-the truncated normal against numpy ``Generator(PCG64).standard_normal(float32)``;
+the truncated normal against numpy ``Generator(PCG64).standard_normal`` of the
+same dtype (the truncated normal: float32); the float64 normal also against
+Intel oneMKL's Philox4x32x10 through mkl-random (mkl.py), each of its methods;
 masks against numpy ``random(float32) < keep`` + ``packbits(bitorder='little')``.
 A mask's samples are its bits (n elements -> n bits).  The ``native raw
 (floor)`` rows time ``stateless.raw`` generating n uint32 words into a reused
@@ -19,14 +21,16 @@ import ascend_rand
 from ascend_rand import stateless
 
 from . import harness as H
+from . import mkl
 Missing = H.Missing
 SEED = H.SEED
 COUNTER = (0, 7)
 
 NORMAL = "normal float32"
+NORMAL64 = "normal float64"
 TRUNC = "truncated normal float32 [-2, 2]"
 MASK = "dropout mask, p_drop 0.1"
-DRAWS = (NORMAL, TRUNC, MASK)
+DRAWS = (NORMAL, NORMAL64, TRUNC, MASK)
 SIZES = (1_000_000, 50_000_000)
 QUICK_SIZES = (1_000_000,)
 P_DROP = 0.1
@@ -35,22 +39,34 @@ A, B = -2.0, 2.0
 
 NORMAL_BASELINE = "numpy PCG64"  # Generator(PCG64).standard_normal(dtype=float32, out=)
 MASK_BASELINE = "numpy PCG64"  # random(dtype=float32, out=) < keep, packbits(bitorder="little")
-BASELINES = {NORMAL: (NORMAL, NORMAL_BASELINE), TRUNC: (NORMAL, NORMAL_BASELINE),
+BASELINES = {NORMAL: (NORMAL, NORMAL_BASELINE), NORMAL64: (NORMAL64, NORMAL_BASELINE),
+             TRUNC: (NORMAL, NORMAL_BASELINE),
              MASK: (MASK, MASK_BASELINE)}
 CAPTIONS = {NORMAL: "vs numpy: Generator(PCG64).standard_normal(float32)",
+            NORMAL64: "vs numpy: Generator(PCG64).standard_normal(float64); MKL: mkl-random, "
+                      "1 thread, allocating",
             TRUNC: "vs numpy: the untruncated numpy PCG64 row of the normal table",
             MASK: "samples = mask bits; vs numpy: PCG64 random(float32) < keep, "
                   "packbits(bitorder='little')"}
 ZIGGURAT = "native ziggurat"
+BOX_MULLER = "native Box-Muller"
 MASK_NATIVE = "native mask"
 FLOOR = "native raw (floor)"
 TARGETS = (
-    # (draw, peer, ratio, text)
+    # (draw, peer, ratio, text): ratios to the draw's numpy baseline (issue 14 items 1 and 2)
     (NORMAL, ZIGGURAT, 8.0,
      "native ziggurat normal float32, 1 thread, >= 8x numpy Generator(PCG64).standard_normal"),
+    (NORMAL, BOX_MULLER, 5.0,
+     "native Box-Muller normal float32, 1 thread, >= 5x numpy Generator(PCG64).standard_normal"),
+    (NORMAL64, ZIGGURAT, 4.0,
+     "native ziggurat normal float64, 1 thread, >= 4x numpy Generator(PCG64).standard_normal"
+     "(float64)"),
     (MASK, MASK_NATIVE, 5.0,
      "native packed dropout mask, 1 thread, >= 5x numpy random() < keep + packbits"),
 )
+MKL_NORMAL_RATIO = 2.0  # issue 14 item 2: the float64 normal against MKL's best method
+MKL_NORMAL_TARGET = (f"native ziggurat normal float64, 1 thread, >= {MKL_NORMAL_RATIO:g}x the "
+                     f"best {mkl.PEER} standard_normal method (mkl-random, 1 thread)")
 
 
 # -- peers: make(draw, n) returns (method, zero-argument callable), or None to skip -----------
@@ -66,15 +82,20 @@ def _native(threads, fill):
     return make
 
 
-def _ziggurat(n):
-    out = np.empty(n, np.float32)
-    return "normal(out=)", lambda: stateless.normal((n,), SEED, COUNTER, out=out)
+def _ziggurat(dtype):
+    def fill(n):
+        out = np.empty(n, dtype)
+        return "normal(out=)", lambda: stateless.normal((n,), SEED, COUNTER, dtype=dtype,
+                                                        out=out)
+    return fill
 
 
-def _box_muller(n):
-    out = np.empty(n, np.float32)
-    return "normal(box_muller)", lambda: stateless.normal(
-        (n,), SEED, COUNTER, method="box_muller", out=out)
+def _box_muller(dtype):
+    def fill(n):
+        out = np.empty(n, dtype)
+        return "normal(box_muller)", lambda: stateless.normal(
+            (n,), SEED, COUNTER, dtype=dtype, method="box_muller", out=out)
+    return fill
 
 
 def _truncated(n):
@@ -111,11 +132,12 @@ def _raw_floor(n):
     return "raw(out=), 4 MB chunks", fill
 
 
-def _numpy_normal(bitgen):
+def _numpy_normal(bitgen, dtype="float32"):
     def make(draw, n):
         gen = np.random.Generator(bitgen(SEED))
-        out = np.empty(n, np.float32)
-        return "standard_normal(f32)", lambda: gen.standard_normal(dtype=np.float32, out=out)
+        out = np.empty(n, dtype)
+        return (f"standard_normal(f{dtype[5:]})",
+                lambda: gen.standard_normal(dtype=dtype, out=out))
     return make
 
 
@@ -131,11 +153,13 @@ def _numpy_mask(draw, n):
     return "random()<keep+packbits", fill
 
 
-def _torch_randn(draw, n):
-    torch = H.import_torch()
-    torch.manual_seed(SEED)
-    out = torch.empty(n, dtype=torch.float32)
-    return "randn(out=)", lambda: torch.randn(n, out=out)
+def _torch_randn(dtype):
+    def make(draw, n):
+        torch = H.import_torch()
+        torch.manual_seed(SEED)
+        out = torch.empty(n, dtype=getattr(torch, dtype))
+        return "randn(out=)", lambda: torch.randn(n, out=out)
+    return make
 
 
 def _torch_trunc(draw, n):
@@ -157,7 +181,9 @@ def _torch_bernoulli(dtype_name):
 def peers_for(draw, cores, only=None):
     """(name, threads, make) rows of one draw's table; ``only``: names to keep."""
     natives = {
-        NORMAL: [(ZIGGURAT, _ziggurat), ("native Box-Muller", _box_muller), (FLOOR, _raw_floor)],
+        NORMAL: [(ZIGGURAT, _ziggurat("float32")), (BOX_MULLER, _box_muller("float32")),
+                 (FLOOR, _raw_floor)],
+        NORMAL64: [(ZIGGURAT, _ziggurat("float64")), (BOX_MULLER, _box_muller("float64"))],
         TRUNC: [("native", _truncated)],
         MASK: [(MASK_NATIVE, _mask), ("native bool", _bernoulli_bool), (FLOOR, _raw_floor)],
     }[draw]
@@ -166,7 +192,11 @@ def peers_for(draw, cores, only=None):
     rows += {
         NORMAL: [(NORMAL_BASELINE, 1, _numpy_normal(np.random.PCG64)),
                  ("numpy Philox", 1, _numpy_normal(np.random.Philox)),
-                 ("torch", "torch", _torch_randn)],
+                 ("torch", "torch", _torch_randn("float32"))],
+        NORMAL64: [(NORMAL_BASELINE, 1, _numpy_normal(np.random.PCG64, "float64")),
+                   *[(name, 1, mkl.normal(method))
+                     for name, method in zip(mkl.peer_names(), mkl.NORMAL_METHODS)],
+                   ("torch", "torch", _torch_randn("float64"))],
         TRUNC: [("torch", "torch", _torch_trunc)],
         MASK: [(MASK_BASELINE, 1, _numpy_mask),
                 ("torch f32 (unpacked)", "torch", _torch_bernoulli("float32")),
@@ -195,6 +225,7 @@ def run(quick=False, sizes=None, reps=None, budget_s=None, log=None, draws=DRAWS
     return {"machine": H.machine_info(), "quick": quick, "reps": reps, "budget_s": budget_s,
             "torch_threads": torch_threads, "p_drop": P_DROP, "truncation": [A, B],
             "rows": rows, "captions": {d: CAPTIONS[d] for d in draws},
+            "baselines": {d: list(BASELINES[d]) for d in draws},
             "targets": _targets(rows, sizes, draws)}
 
 
@@ -214,7 +245,22 @@ def _targets(rows, sizes, draws):
             target["floor_ratio"] = floor["ratio"]
             target["note"] = f"1-thread raw-word floor {floor['ratio']:.2f}x"
         out.append(target)
+    if NORMAL64 in draws:
+        out.append(_mkl_normal_target(rows, n))
     return out
+
+
+def _mkl_normal_target(rows, n):
+    """The float64 ziggurat over the fastest MKL method timed at n (none timed: not measured)."""
+    timed = [r for r in (H.find_row(rows, NORMAL64, name, 1, n) for name in mkl.peer_names())
+             if r and "gsps" in r]
+    best = max(timed, key=lambda r: r["gsps"], default=None)
+    ratio = H.ratio_between(H.find_row(rows, NORMAL64, ZIGGURAT, 1, n), best)
+    target = {"text": MKL_NORMAL_TARGET, "n": n, "want": MKL_NORMAL_RATIO, "ratio": ratio,
+              "met": ratio is not None and ratio >= MKL_NORMAL_RATIO}
+    if best is not None:
+        target["note"] = f"best MKL method {best['peer'][len(mkl.PEER) + 1:]}"
+    return target
 
 
 DEMO_PEERS = {(ZIGGURAT, 1), (NORMAL_BASELINE, 1), (MASK_NATIVE, 1), (MASK_BASELINE, 1)}

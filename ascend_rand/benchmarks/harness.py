@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -151,6 +152,17 @@ def find_row(rows, draw, peer, threads, n):
     return None
 
 
+def ratio_between(row, reference):
+    """row's G samples/s over reference's, or None when either is missing or was not timed.
+
+    >>> ratio_between({"gsps": 3.0}, {"gsps": 1.5}), ratio_between({"gsps": 3.0}, None)
+    (2.0, None)
+    """
+    if not row or not reference or not row.get("gsps") or not reference.get("gsps"):
+        return None
+    return row["gsps"] / reference["gsps"]
+
+
 def git_commit():
     """``git describe --dirty`` of the checkout the measured code runs from, or None.
 
@@ -187,13 +199,20 @@ def machine_info():
             versions[name] = __import__(name).__version__
         except ImportError:
             versions[name] = None
-    return {"cpu": cpu, "cores": cores(), "cpu_count": os.cpu_count(), "versions": versions,
+    try:  # read from its metadata: importing it would load MKL before MKL_NUM_THREADS=1 is set
+        versions["mkl-random"] = metadata.version("mkl-random")
+    except metadata.PackageNotFoundError:
+        versions["mkl-random"] = None
+    return {"cpu": cpu, "cores": cores(), "cpu_count": os.cpu_count(),
+            "arch": platform.machine(), "versions": versions,
+            "ascend_rand_path": str(Path(ascend_rand.__file__).resolve().parent),
             "backends": ascend_rand.backends(), "git_commit": git_commit(),
             "time_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
 # -- output -----------------------------------------------------------------------------------
-# results: {"machine", "torch_threads", "rows", "targets": [target...], "captions": {draw: text}}
+# results: {"machine", "torch_threads", "rows", "targets": [target...], "captions": {draw: text},
+#           and where ratios are taken "baselines": {draw: [baseline's draw, baseline's peer]}}
 # target: {"text", "n", "ratio", "met", and optionally "note"}
 
 COLUMNS = ("n", "implementation", "call", "threads", "G samples/s", "vs numpy")

@@ -26,10 +26,17 @@ import matplotlib.ticker  # noqa: E402
 
 
 def load_rows(paths):
+    """The timed rows of saved JSON files; in an ``ascend-rand bench --levels`` file each
+    native row is named with its SIMD level (``native [avx2]``), one line per level."""
     rows = []
     for path in paths:
         data = json.loads(pathlib.Path(path).read_text())
-        rows.extend(r for r in data.get("rows", []) if r.get("gsps"))
+        for r in data.get("rows", []):
+            if not r.get("gsps"):
+                continue
+            if "level" in r and r["peer"].startswith("native"):
+                r = {**r, "peer": f"{r['peer']} [{r['level']}]"}
+            rows.append(r)
     return rows
 
 
