@@ -51,8 +51,11 @@ PUBLIC_MODULES = {
 NO_RUNNABLE_EXAMPLE = {
 }
 
-# Modules whose examples need an optional package (imported at module level).
+# Modules (and packages) whose examples need an optional package: the torch
+# front end and kernels, MindSpore's initialisers, process groups (distributed)
+# and DataLoader samplers (data).
 NEEDS = {"ascend_rand.torch": "torch", "ascend_rand.backend.torch_kernels": "torch",
+         "ascend_rand.distributed": "torch", "ascend_rand.data": "torch",
          "ascend_rand.mindspore": "mindspore"}
 
 
@@ -95,7 +98,7 @@ def public_objects(module_name):
                  if not n.startswith("_") and getattr(v, "__module__", None) == module_name]
     found = []
     for name in names:
-        obj = getattr(module, name)
+        obj = getattr(module, name)  # made on first access where lazy (data.DeterministicSampler)
         if inspect.ismodule(obj):
             continue  # a public submodule (stateless, torch.init): it is in PUBLIC_MODULES
         if not (inspect.isclass(obj) or inspect.isfunction(obj)):
@@ -172,12 +175,25 @@ def _importable(package):
     return True
 
 
+def _doctests(module):
+    """The module's doctests, and those of the ``__all__`` names it makes on first access
+    (a module ``__getattr__``), which DocTestFinder, walking the module's namespace,
+    would not see."""
+    finder = doctest.DocTestFinder()
+    tests = finder.find(module)
+    for name in getattr(module, "__all__", ()):
+        if name not in vars(module):
+            obj = getattr(module, name)
+            tests += finder.find(obj, f"{module.__name__}.{name}", module=module)
+    return tests
+
+
 @pytest.mark.parametrize("module_name", DOCTEST_MODULES)
 def test_module_doctests(module_name):
     module = _import(module_name)
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     report = []
-    for test in doctest.DocTestFinder().find(module):
+    for test in _doctests(module):
         runner.run(test, out=report.append)
     result = runner.summarize(verbose=False)
     assert result.attempted > 0, f"{module_name} has '>>>' in its source but no doctest ran"
