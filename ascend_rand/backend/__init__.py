@@ -111,7 +111,7 @@ def host_backend(name):
     >>> from ascend_rand import backend
     >>> backend.host_backend("numpy").name
     'numpy'
-    >>> backend.host_backend("torch").name == backend.default_backend()
+    >>> backend.host_backend("auto").name == backend.default_backend()  # also for "torch"
     True
     """
     backend = resolve(name)
