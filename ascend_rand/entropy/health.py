@@ -212,10 +212,10 @@ class HealthTests:
 
         >>> import numpy as np
         >>> ht = HealthTests("demo", 8, 8.0)
-        >>> ht.startup(np.zeros(1024, dtype=np.uint8))
+        >>> ht.startup(np.zeros(1024, dtype=np.uint8))  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ascend_rand.entropy.errors.EntropyError: ...
+        ascend_rand.entropy.errors.EntropyError: entropy source 'demo' failed the repetition count test ...
         >>> ht.failed
         True
         """
@@ -226,10 +226,10 @@ class HealthTests:
 
         >>> import numpy as np
         >>> ht = HealthTests("demo", 8, 8.0)
-        >>> ht.startup(np.zeros(1024, dtype=np.uint8))
+        >>> ht.startup(np.zeros(1024, dtype=np.uint8))  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ascend_rand.entropy.errors.EntropyError: ...
+        ascend_rand.entropy.errors.EntropyError: entropy source 'demo' failed the repetition count test ...
         >>> ht.reset()
         >>> ht.failed, ht.started
         (False, False)
@@ -259,10 +259,10 @@ class HealthTests:
         ...     ht.startup(np.zeros(1024, dtype=np.uint8))
         ... except Exception:
         ...     pass
-        >>> ht.raise_if_failed()
+        >>> ht.raise_if_failed()  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ascend_rand.entropy.errors.EntropyError: ...
+        ascend_rand.entropy.errors.EntropyError: entropy source 'demo' failed the repetition count test ...
         """
         if self.failure is not None:
             raise EntropyError(

@@ -152,7 +152,7 @@ class EntropySource(abc.ABC):
         >>> NpuSource().read(4)
         Traceback (most recent call last):
         ...
-        ascend_rand.entropy.sources.SourceError: entropy source 'npu' is not available: ...
+        ascend_rand.entropy.sources.SourceError: entropy source 'npu' is not available: no CANN API exposes the NPU's TRNG
         """
         n = _check_count(self.name, n, self.sample_bits)
         why = self.reason
