@@ -8,7 +8,7 @@ Ascend's stateless operators: ``key`` is the uint64 Philox key (seed),
 key, the distribution's required parameters, counter, its optional ones.
 
 >>> import ascend_rand as ar
->>> u = ar.stateless.uniform(4, key=1234, counter=_ORIGIN)
+>>> u = ar.stateless.uniform(4, key=1234, counter=(0, 0))
 >>> bool((u == ar.Generator(1234).random(4)).all())
 True
 """
