@@ -71,6 +71,12 @@ def seeding_root():
     rank); the seed of the last ``ascend_rand.manual_seed``, with
     torch.distributed's rank (0 without a process group).  RuntimeError when
     there is none.
+
+    >>> import ascend_rand as ar
+    >>> import ascend_rand.data as ard
+    >>> with ar.manual_seed(1234):  # restores the previous seeds on exit
+    ...     ard.seeding_root()
+    (1234, 0)
     """
     if _worker is not None:
         return _worker[0], _worker[1]
@@ -154,6 +160,14 @@ class ProcessWorkerInit:
     ``WorkerInit(root, rank)`` of that moment, so every start method seeds the
     same.  An explicit ``worker_init(root_seed, rank)`` takes precedence over
     all of this: it carries its own root.
+
+    >>> import pickle, ascend_rand as ar
+    >>> import ascend_rand.data as ard
+    >>> isinstance(ard.worker_init_fn, ard.ProcessWorkerInit)
+    True
+    >>> with ar.manual_seed(1234):  # what a spawned worker receives
+    ...     pickle.loads(pickle.dumps(ard.worker_init_fn))
+    WorkerInit(root_seed=1234, rank=0)
     """
 
     def __call__(self, worker_id):
@@ -181,6 +195,14 @@ def worker_generator():
     (``num_workers=0``): the default Generator as ``manual_seed`` left it.
     Its draws depend on how samples are spread over workers; for draws that
     must not, use ``sample_generator``.
+
+    >>> import ascend_rand as ar
+    >>> import ascend_rand.data as ard
+    >>> ard.worker_generator() is ar.default_generator()  # here: the main process
+    True
+    >>> with ar.manual_seed(7):
+    ...     ard.worker_generator().random(2).tolist() == ar.Generator(7).random(2).tolist()
+    True
     """
     return manual.default_generator()
 
@@ -283,28 +305,74 @@ class _ShardedEpochs:
 
     @property
     def root_seed(self):
+        """The root seed the epoch orders derive from.
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.data import DeterministicSampler
+        >>> DeterministicSampler(10, root_seed=7).root_seed
+        7
+        >>> with ar.manual_seed(99):  # root_seed=None: seeding_root()'s
+        ...     DeterministicSampler(10).root_seed
+        99
+        """
         return self._root
 
     @property
     def epoch(self):
+        """The epoch whose order the next pass yields (``set_epoch``).
+
+        >>> from ascend_rand.data import DeterministicSampler
+        >>> s = DeterministicSampler(10, root_seed=7)
+        >>> s.epoch
+        0
+        >>> s.set_epoch(3)
+        >>> s.epoch
+        3
+        """
         return self._epoch
 
     @property
     def rank(self):
+        """The rank whose shard this sampler yields.
+
+        >>> from ascend_rand.data import DeterministicSampler
+        >>> DeterministicSampler(10, root_seed=7, rank=2, world_size=4).rank
+        2
+        """
         return self._rank
 
     @property
     def world_size(self):
+        """The number of ranks the epoch is sharded over.
+
+        >>> from ascend_rand.data import DeterministicSampler
+        >>> DeterministicSampler(10, root_seed=7, rank=2, world_size=4).world_size
+        4
+        """
         return self._world_size
 
     @property
     def num_samples(self):
-        """This rank's samples in a whole epoch."""
+        """This rank's samples in a whole epoch.
+
+        >>> from ascend_rand.data import DeterministicSampler
+        >>> DeterministicSampler(10, root_seed=7, rank=0, world_size=4).num_samples  # padded
+        3
+        >>> DeterministicSampler(10, root_seed=7, world_size=4, drop_last=True).num_samples
+        2
+        """
         return self._num_samples
 
     def set_epoch(self, epoch):
         """Use epoch ``epoch``'s order from the next pass.  Setting the epoch a checkpoint
-        was loaded for keeps its position (a resumed loop calls ``set_epoch`` as usual)."""
+        was loaded for keeps its position (a resumed loop calls ``set_epoch`` as usual).
+
+        >>> from ascend_rand.data import DeterministicSampler
+        >>> s = DeterministicSampler(6, root_seed=7)
+        >>> s.set_epoch(1)
+        >>> list(s) == s.epoch_order(1).tolist()
+        True
+        """
         epoch = _validate.uint64(epoch, "epoch")
         if epoch != self._epoch:
             self._epoch = epoch
@@ -314,7 +382,18 @@ class _ShardedEpochs:
     def epoch_order(self, epoch):
         """All ``n`` indices of ``epoch`` in order, before sharding (int64):
         ``stateless.permutation(n, key=derive(root, "sampler", epoch))``, or
-        ``arange(n)`` without shuffle."""
+        ``arange(n)`` without shuffle.
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.data import DeterministicSampler
+        >>> s = DeterministicSampler(8, root_seed=7)
+        >>> s.epoch_order(0).tolist()
+        [2, 3, 0, 7, 4, 5, 6, 1]
+        >>> s.epoch_order(0).tolist() == ar.stateless.permutation(8, key=ar.derive(7, "sampler", 0)).tolist()
+        True
+        >>> DeterministicSampler(8, root_seed=7, shuffle=False).epoch_order(5).tolist()
+        [0, 1, 2, 3, 4, 5, 6, 7]
+        """
         epoch = _validate.uint64(epoch, "epoch")
         if not self._shuffle:
             return np.arange(self._n, dtype=np.int64)
@@ -324,7 +403,16 @@ class _ShardedEpochs:
     def shard(self, epoch):
         """This rank's indices of ``epoch``: the order padded by repeating its start to
         a multiple of world_size (or cut to one, with drop_last), every world_size-th
-        entry from ``rank``."""
+        entry from ``rank``.
+
+        >>> from ascend_rand.data import DeterministicSampler
+        >>> order = DeterministicSampler(7, root_seed=7).epoch_order(0).tolist()
+        >>> order
+        [2, 3, 0, 4, 5, 6, 1]
+        >>> [DeterministicSampler(7, root_seed=7, rank=r, world_size=3).shard(0).tolist()
+        ...  for r in range(3)]
+        [[2, 4, 1], [3, 5, 2], [0, 6, 3]]
+        """
         order = self.epoch_order(epoch)
         total = self._num_samples * self._world_size
         if total > self._n:
@@ -351,6 +439,15 @@ class _ShardedEpochs:
         (since the loader's iteration began).  Without it, the sampler's own count
         of indices handed out, which is the loop's only with ``num_workers=0``:
         worker processes fetch indices ahead of the loop.
+
+        >>> from ascend_rand.data import DeterministicSampler
+        >>> s = DeterministicSampler(10, root_seed=7)
+        >>> s.set_epoch(2)
+        >>> it = iter(s)
+        >>> taken = [next(it) for _ in range(4)]
+        >>> s.state_dict()
+        {'format': 1, 'root_seed': 7, 'n': 10, 'world_size': 1, 'rank': 0, 'shuffle': True,
+         'drop_last': False, 'epoch': 2, 'position': 4}
         """
         position = self._position
         if consumed is not None:
@@ -369,6 +466,19 @@ class _ShardedEpochs:
 
         Refused with a ValueError: a state of another root seed, dataset length,
         world size, rank, shuffle or drop_last setting.
+
+        >>> from ascend_rand.data import DeterministicSampler
+        >>> s = DeterministicSampler(10, root_seed=7)
+        >>> it = iter(s)
+        >>> first = [next(it) for _ in range(4)]
+        >>> resumed = DeterministicSampler(10, root_seed=7)
+        >>> resumed.load_state_dict(s.state_dict())
+        >>> first + list(resumed) == s.epoch_order(0).tolist()  # the rest, exactly
+        True
+        >>> DeterministicSampler(10, root_seed=8).load_state_dict(s.state_dict())
+        Traceback (most recent call last):
+        ...
+        ValueError: state is for root_seed=7, this sampler has root_seed=8
         """
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict from DeterministicSampler.state_dict(), "
@@ -427,6 +537,22 @@ def _make_sampler_class():
             Call ``set_epoch(e)`` before each epoch; ``state_dict()`` /
             ``load_state_dict()`` resume mid-epoch with exactly the remaining
             indices.
+
+            >>> import torch
+            >>> from ascend_rand.data import DeterministicSampler, sample_generator
+            >>> s = DeterministicSampler(6, root_seed=7, rank=1, world_size=2)
+            >>> isinstance(s, torch.utils.data.Sampler), len(s)
+            (True, 3)
+            >>> s.set_epoch(0)
+            >>> indices = list(s)
+            >>> indices
+            [SampleIndex(3, epoch=0, root=7), SampleIndex(4, epoch=0, root=7),
+             SampleIndex(1, epoch=0, root=7)]
+            >>> indices[0].epoch, indices[0].root
+            (0, 7)
+            >>> loader = torch.utils.data.DataLoader(range(6), sampler=s, batch_size=3)
+            >>> [batch.tolist() for batch in loader] == [[int(i) for i in indices]]
+            True
             """
 
         # Pickle finds the class by name, through __getattr__ below.

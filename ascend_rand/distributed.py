@@ -51,6 +51,12 @@ class ConsistencyError(RuntimeError):
 
     ``problems`` holds one line per stream found wrong; every rank of the group
     raises the same error with the same lines.
+
+    >>> from ascend_rand.distributed import ConsistencyError
+    >>> err = ConsistencyError("check_consistency (sync mode, 2 ranks): ...",
+    ...                        ["stream 'dropout' is at another position on rank 1"])
+    >>> isinstance(err, RuntimeError), err.problems
+    (True, ["stream 'dropout' is at another position on rank 1"])
     """
 
     def __init__(self, message, problems=()):
@@ -157,10 +163,26 @@ def init_seeds(root_seed=None, mode="sync", group=None, device=None):
     one all_gather of 24 bytes per rank.  Bad arguments are refused on every
     rank before any collective, so a bad call never leaves a rank waiting.
 
-    Not run here (it needs a process group):
-    ``torch.distributed.init_process_group("gloo")`` then
-    ``init_seeds(1234).generator("dropout").random(4)`` gives every rank the
-    same four numbers, ``ascend_rand.Generator(ascend_rand.derive(1234, "dropout")).random(4)``.
+    After ``torch.distributed.init_process_group``, ``init_seeds(1234).generator("dropout")``
+    gives every rank the same numbers, those of
+    ``ascend_rand.Generator(ascend_rand.derive(1234, "dropout"))``; here on a
+    one-rank gloo group:
+
+    >>> import os, tempfile, torch.distributed as dist
+    >>> store = os.path.join(tempfile.mkdtemp(), "store")
+    >>> dist.init_process_group("gloo", init_method="file://" + store, rank=0, world_size=1)
+    >>> import ascend_rand as ar
+    >>> from ascend_rand.distributed import init_seeds
+    >>> m = init_seeds(1234)
+    >>> m.root_seed, m.mode, m.rank, m.world_size
+    (1234, 'sync', 0, 1)
+    >>> expected = ar.Generator(ar.derive(1234, "dropout")).random(4).tolist()
+    >>> m.generator("dropout").random(4).tolist() == expected
+    True
+    >>> m = init_seeds(1234, mode="independent", device=0)
+    >>> m.generator("dropout").seed == ar.derive(1234, 0, 0, "dropout")  # root, rank, device
+    True
+    >>> dist.destroy_process_group()
     """
     given = None if root_seed is None else _validate.uint64(root_seed, "root_seed")
     mode = check_mode(mode)
@@ -201,7 +223,16 @@ def seed_manager():
     """The SeedManager ``init_seeds`` installed in this process; RuntimeError before that.
 
     After ``init_seeds(1234)`` on every rank, ``seed_manager().generator("dropout")``
-    is the stream ``init_seeds(1234).generator("dropout")`` handed out.
+    is the stream ``init_seeds(1234).generator("dropout")`` handed out:
+
+    >>> import os, tempfile, torch.distributed as dist
+    >>> store = os.path.join(tempfile.mkdtemp(), "store")
+    >>> dist.init_process_group("gloo", init_method="file://" + store, rank=0, world_size=1)
+    >>> from ascend_rand.distributed import init_seeds, seed_manager
+    >>> g = init_seeds(1234).generator("dropout")
+    >>> seed_manager().generator("dropout") is g
+    True
+    >>> dist.destroy_process_group()
     """
     if _MANAGER is None:
         raise RuntimeError("call init_seeds first: no SeedManager is installed in this process")
@@ -301,6 +332,16 @@ def check_consistency(name=None, group=None):
 
     Returns ``{"mode", "world_size", "names", "bytes_per_rank"}``: the names
     this rank checked and the bytes it sent in the all_gather.
+
+    >>> import os, tempfile, torch.distributed as dist
+    >>> store = os.path.join(tempfile.mkdtemp(), "store")
+    >>> dist.init_process_group("gloo", init_method="file://" + store, rank=0, world_size=1)
+    >>> from ascend_rand.distributed import check_consistency, init_seeds
+    >>> m = init_seeds(1234)
+    >>> _ = m.generator("dropout").random(8), m.generator("init").normal(size=8)
+    >>> check_consistency()
+    {'mode': 'sync', 'world_size': 1, 'names': ('dropout', 'init'), 'bytes_per_rank': 32}
+    >>> dist.destroy_process_group()
     """
     if name is not None:
         name = stream_name(name)

@@ -66,37 +66,88 @@ class Generator:
 
     @property
     def engine(self):
-        """The engine object (shared with whoever else holds it)."""
+        """The engine object (shared with whoever else holds it); ``bit_generator`` is numpy's name.
+
+        >>> import ascend_rand as ar
+        >>> e = ar.Philox(7)
+        >>> g = ar.Generator(engine=e)
+        >>> g.engine is e, g.bit_generator is e
+        (True, True)
+        """
         return self._engine
 
     bit_generator = engine  # numpy's name
 
     @property
     def seed(self):
-        """The Philox key (None for other engines)."""
+        """The Philox key (None for other engines).
+
+        >>> import ascend_rand as ar
+        >>> ar.Generator(42).seed, ar.Generator(5489, engine="mt19937").seed
+        (42, None)
+        """
         return getattr(self._engine, "seed", None)
 
     @property
     def offset(self):
-        """Philox: the counter's high 64 bits for the next draw; MT19937: draws made."""
+        """Philox: the counter's high 64 bits for the next draw; MT19937: draws made.
+
+        >>> import ascend_rand as ar
+        >>> g = ar.Generator(42)
+        >>> g.offset
+        0
+        >>> _ = g.random(1000)
+        >>> g.offset
+        1
+        """
         return self._engine.offset
 
     @property
     def backend(self):
+        """The backend's name: "native", "numpy" or "torch" ("auto" resolved).
+
+        >>> import ascend_rand as ar
+        >>> ar.Generator(0, backend="numpy").backend
+        'numpy'
+        """
         return self._backend.name
 
     @property
     def device(self):
         """Where results live: "cpu" (NumPy arrays, or CPU tensors on backend "torch") or a
-        torch device."""
+        torch device.
+
+        >>> import ascend_rand as ar
+        >>> ar.Generator(0).device
+        'cpu'
+        """
         return self._backend.device
 
     @property
     def state(self):
-        """The engine's state dict, which ``set_state`` restores exactly."""
+        """The engine's state dict, which ``set_state`` restores exactly.
+
+        >>> import ascend_rand as ar
+        >>> g = ar.Generator(42)
+        >>> _ = g.random(5)
+        >>> g.state
+        {'engine': 'philox', 'seed': 42, 'offset': 1}
+        """
         return self._engine.state
 
     def set_state(self, state):
+        """Put the engine back in ``state`` (a dict from ``state``): the draws then repeat.
+
+        >>> import ascend_rand as ar
+        >>> g = ar.Generator(42)
+        >>> saved = g.state
+        >>> first = g.integers(0, 100, size=5).tolist()
+        >>> first
+        [61, 7, 98, 51, 82]
+        >>> g.set_state(saved)
+        >>> g.integers(0, 100, size=5).tolist() == first
+        True
+        """
         self._engine.set_state(state)
 
     def __repr__(self):
@@ -118,7 +169,17 @@ class Generator:
     # arguments), builds it on a miss, then tries the backend's shortcut.
 
     def raw(self, size=None, dtype="uint32", out=None):
-        """Stream words: uint32 word i, or uint64 (word 2i << 32) | word 2i+1."""
+        """Stream words: uint32 word i, or uint64 (word 2i << 32) | word 2i+1.
+
+        Key 0 at offset 0 reads counter (0, 0): Random123's known answer for
+        Philox4x32-10 with a zero key and counter.
+
+        >>> import ascend_rand as ar
+        >>> [hex(w) for w in ar.Generator(0).raw(4).tolist()]
+        ['0x6627e8d5', '0xe169c58d', '0xbc57ac4c', '0x9b00dbd8']
+        >>> [hex(w) for w in ar.Generator(0).raw(2, dtype="uint64").tolist()]
+        ['0x6627e8d5e169c58d', '0xbc57ac4c9b00dbd8']
+        """
         if out is None:
             plan = plan_get(_PLANS, ("raw", size, dtype))
             if plan is None:
@@ -129,7 +190,14 @@ class Generator:
         return self._draw(plan) if result is None else result
 
     def random(self, size=None, dtype="float32", out=None):
-        """Uniform [0, 1) in float32/float16/bfloat16/float64 (mantissa fill, docs/spec.md 3)."""
+        """Uniform [0, 1) in float32/float16/bfloat16/float64 (mantissa fill, docs/spec.md 3).
+
+        >>> import ascend_rand as ar
+        >>> ar.Generator(42).random(4).tolist()
+        [0.8354591131210327, 0.9162973165512085, 0.4946495294570923, 0.5211132764816284]
+        >>> ar.Generator(42).random(2, dtype="float64").tolist()
+        [0.6836733518471891, 0.9571965607276434]
+        """
         if out is None:
             plan = plan_get(_PLANS, ("random", size, dtype))
             if plan is None:
@@ -144,6 +212,10 @@ class Generator:
         """Uniform [low, high) as fl(fl(x * fl(high - low)) + low) in ``dtype``.
 
         As with numpy, rounding can return ``high`` itself for some ranges.
+
+        >>> import ascend_rand as ar
+        >>> ar.Generator(42).uniform(-1.0, 1.0, size=4).tolist()
+        [0.6709182262420654, 0.832594633102417, -0.01070094108581543, 0.042226552963256836]
         """
         if out is None:
             plan = plan_get(_PLANS, ("uniform", size, dtype, low, high))
@@ -159,6 +231,12 @@ class Generator:
         """Integers in [low, high) (``endpoint=True``: [low, high]); ``high=None``: [0, low).
 
         Fixed words per element, bias below 2**-32 (docs/spec.md section 3.5).
+
+        >>> import ascend_rand as ar
+        >>> ar.Generator(42).integers(0, 10, size=8).tolist()
+        [6, 0, 9, 5, 8, 6, 7, 5]
+        >>> ar.Generator(42).integers(1, 6, size=8, endpoint=True, dtype="uint8").tolist()
+        [4, 1, 6, 4, 5, 4, 5, 4]
         """
         if out is None and type(endpoint) is bool:
             key = ("integers", size, dtype, low, high, int(endpoint))
@@ -177,6 +255,12 @@ class Generator:
 
         float16/bfloat16 are computed in float32 and rounded once; float64 uses
         the 64-bit variants (docs/spec.md section 5).
+
+        >>> import ascend_rand as ar
+        >>> ar.Generator(42).normal(10.0, 2.0, size=3).tolist()
+        [12.282684326171875, 8.056743621826172, 10.180441856384277]
+        >>> ar.Generator(42).normal(size=3, method="box_muller").tolist()
+        [-0.3010156750679016, 0.5185916423797607, -0.1569400578737259]
         """
         if out is None:
             key = ("normal", size, dtype, loc, scale, method)
@@ -190,7 +274,14 @@ class Generator:
         return self._draw(plan) if result is None else result
 
     def standard_normal(self, size=None, dtype="float32", method="ziggurat", out=None):
-        """Normal(0, 1); see ``normal``."""
+        """Normal(0, 1); see ``normal``.
+
+        >>> import ascend_rand as ar
+        >>> ar.Generator(42).standard_normal(3).tolist()
+        [1.141342043876648, -0.9716281294822693, 0.09022076427936554]
+        >>> ar.Generator(42).standard_normal(3).tolist() == ar.Generator(42).normal(size=3).tolist()
+        True
+        """
         if out is None:
             key = ("standard_normal", size, dtype, method)
             plan = plan_get(_PLANS, key)
@@ -211,6 +302,13 @@ class Generator:
         ``a`` and ``b`` are in standard deviations (scipy.stats.truncnorm's
         convention; the default is TensorFlow's cut at 2 sigma); either may be
         infinite.  Exact rejection sampling, bit-identical on every backend.
+
+        >>> import ascend_rand as ar
+        >>> x = ar.Generator(42).truncated_normal(0.0, 1.0, a=-1.0, b=1.0, size=1000)
+        >>> bool(x.min() >= -1.0 and x.max() <= 1.0)
+        True
+        >>> x[:3].tolist()
+        [0.8653137683868408, -0.9716281294822693, 0.09022076427936554]
         """
         if out is None:
             key = ("truncated_normal", size, dtype, loc, scale, a, b)
@@ -232,6 +330,12 @@ class Generator:
         p's shape).  ``packed=False`` gives a bool array; ``packed=True`` the
         Ascend mask: uint8, bit i at byte i // 8, least significant bit first,
         ceil(n / 128) * 16 bytes with zero padding.
+
+        >>> import ascend_rand as ar
+        >>> ar.Generator(42).bernoulli(0.5, size=8).astype(int).tolist()
+        [0, 1, 1, 1, 0, 1, 0, 1]
+        >>> ar.Generator(42).bernoulli(0.5, size=8, packed=True).tolist()
+        [174, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
         """
         if out is None and type(packed) is bool:
             key = ("bernoulli", size, p, int(packed))
@@ -249,6 +353,13 @@ class Generator:
 
         1 = keep, with keep probability fl32(1 - p_drop); feed it to
         ``ascend_rand.apply_mask`` or torch_npu's ``npu_dropout_do_mask``.
+
+        >>> import ascend_rand as ar
+        >>> mask = ar.Generator(42).dropout_mask(8, p_drop=0.5)
+        >>> mask.dtype, mask.shape
+        (dtype('uint8'), (16,))
+        >>> ar.unpack_mask(mask, 8).astype(int).tolist()
+        [0, 1, 1, 1, 0, 1, 0, 1]
         """
         if out is None:
             plan = plan_get(_PLANS, ("dropout_mask", size, p_drop))
@@ -263,6 +374,12 @@ class Generator:
     def permutation(self, x):
         """An int n: a random permutation of range(n) (int64).  An array: a
         shuffled copy along axis 0.  numpy's semantics; keys per docs/spec.md 4A.
+
+        >>> import ascend_rand as ar
+        >>> ar.Generator(42).permutation(8).tolist()
+        [1, 3, 7, 5, 0, 6, 4, 2]
+        >>> ar.Generator(42).permutation(["a", "b", "c", "d"]).tolist()
+        ['b', 'd', 'a', 'c']
         """
         if type(x) is int:
             plan = _PLANS.get(("permutation", x))
@@ -273,7 +390,14 @@ class Generator:
         return self._draw(plan_permutation(x))
 
     def shuffle(self, x):
-        """Shuffle a writable ndarray in place along axis 0 (the permutation of len(x))."""
+        """Shuffle a writable ndarray in place along axis 0 (the permutation of len(x)).
+
+        >>> import numpy as np, ascend_rand as ar
+        >>> x = np.arange(8)
+        >>> ar.Generator(42).shuffle(x)
+        >>> x.tolist() == ar.Generator(42).permutation(8).tolist()
+        True
+        """
         self._draw(plan_shuffle(x))
 
     def choice(self, a, size=None, replace=True, p=None):
@@ -283,6 +407,14 @@ class Generator:
         random permutation; time and memory grow with ``size``, not with
         ``a``, when ``size`` is much smaller.  With p: inverse CDF (replace) or
         Efraimidis-Spirakis keys.
+
+        >>> import ascend_rand as ar
+        >>> ar.Generator(42).choice(10, size=5).tolist()
+        [6, 0, 9, 5, 8]
+        >>> ar.Generator(42).choice(10**9, size=3, replace=False).tolist()
+        [612959881, 73231738, 987718650]
+        >>> ar.Generator(42).choice(["x", "y", "z"], size=6, p=[0.8, 0.1, 0.1]).tolist()
+        ['x', 'z', 'x', 'z', 'x', 'y']
         """
         return self._draw(plan_choice(a, size, replace, p))
 

@@ -28,7 +28,16 @@ _REGISTRY = {}
 
 
 def register(backend):
-    """Make ``backend`` (a ``Backend`` instance) selectable by its ``name``."""
+    """Make ``backend`` (a ``Backend`` instance) selectable by its ``name``.
+
+    >>> from ascend_rand import backend
+    >>> backend.register(backend.resolve("numpy")) is backend.resolve("numpy")
+    True
+    >>> backend.register("numpy")
+    Traceback (most recent call last):
+    ...
+    TypeError: register: expected a Backend instance, got str
+    """
     if not isinstance(backend, Backend):
         raise TypeError(f"register: expected a Backend instance, got {type(backend).__name__}")
     _REGISTRY[backend.name] = backend
@@ -43,7 +52,12 @@ register(_torch_backend.NpuBackend())
 
 
 def names():
-    """Registered backend names, the default's preference order (native first)."""
+    """Registered backend names, the default's preference order (native first).
+
+    >>> from ascend_rand import backend
+    >>> backend.names()
+    ('native', 'numpy', 'torch', 'npu')
+    """
     return tuple(_REGISTRY)
 
 
@@ -51,7 +65,13 @@ _HOST = ("native", "numpy")  # what "auto" chooses from, in order
 
 
 def default_backend():
-    """The first host backend that can run here ("native", else "numpy")."""
+    """The first host backend that can run here ("native", else "numpy").
+
+    >>> import ascend_rand as ar
+    >>> from ascend_rand import backend
+    >>> backend.default_backend() == ("native" if ar.backends()["native"]["available"] else "numpy")
+    True
+    """
     for name in _HOST:
         if _REGISTRY[name].available:
             return name
@@ -59,7 +79,18 @@ def default_backend():
 
 
 def resolve(name):
-    """The ``Backend`` for a ``backend=`` argument ("auto" or a registered name)."""
+    """The ``Backend`` for a ``backend=`` argument ("auto" or a registered name).
+
+    >>> from ascend_rand import backend
+    >>> backend.resolve("numpy").name
+    'numpy'
+    >>> backend.resolve("auto").name == backend.default_backend()
+    True
+    >>> backend.resolve("gpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown backend 'gpu'; expected one of ('auto', 'native', 'numpy', 'torch', 'npu')
+    """
     if type(name) is str:  # every call's case, first
         if name == "auto":
             for host in _HOST:
@@ -75,7 +106,14 @@ def resolve(name):
 
 def host_backend(name):
     """The host backend (NumPy arrays) for ``name``: itself, or "auto"'s for a backend of
-    tensors (engines keep their state in host memory whatever backend draws)."""
+    tensors (engines keep their state in host memory whatever backend draws).
+
+    >>> from ascend_rand import backend
+    >>> backend.host_backend("numpy").name
+    'numpy'
+    >>> backend.host_backend("auto").name == backend.default_backend()  # also for "torch"
+    True
+    """
     backend = resolve(name)
     return backend if backend.name in _HOST else resolve("auto")
 
@@ -121,7 +159,22 @@ def _check_threads(n, name):
 
 
 def set_num_threads(n):
-    """Threads a backend may use for one large draw (results never depend on it)."""
+    """Threads a backend may use for one large draw (results never depend on it).
+
+    >>> import ascend_rand as ar
+    >>> before = ar.get_num_threads()
+    >>> one = ar.stateless.normal(10**6, key=5)
+    >>> ar.set_num_threads(4)
+    >>> ar.get_num_threads()
+    4
+    >>> bool((ar.stateless.normal(10**6, key=5) == one).all())
+    True
+    >>> ar.set_num_threads(before)
+    >>> ar.set_num_threads(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: set_num_threads(n): n must be in [1, 4096], got 0
+    """
     n = _check_threads(n, "set_num_threads(n): n")
     global _num_threads
     _num_threads = n
@@ -131,7 +184,17 @@ def set_num_threads(n):
 
 
 def get_num_threads():
-    """The thread count set by ``set_num_threads`` or ``ASCEND_RAND_NUM_THREADS``."""
+    """The thread count set by ``set_num_threads`` or ``ASCEND_RAND_NUM_THREADS``.
+
+    By default: the CPUs this process may run on.
+
+    >>> import ascend_rand as ar
+    >>> before = ar.get_num_threads()
+    >>> ar.set_num_threads(3)
+    >>> ar.get_num_threads()
+    3
+    >>> ar.set_num_threads(before)
+    """
     return _num_threads
 
 
@@ -159,6 +222,13 @@ def backends():
     """Each backend with whether it can run here and, if not, why.
 
     Returns ``{name: {"available": bool, "reason": str | None, ...}}``.
+
+    >>> import ascend_rand as ar
+    >>> info = ar.backends()
+    >>> sorted(info)
+    ['native', 'npu', 'numpy', 'torch']
+    >>> info["numpy"]["available"], info["numpy"]["reason"]
+    (True, None)
     """
     return {name: backend.report() for name, backend in _REGISTRY.items()}
 

@@ -34,7 +34,24 @@ KERNEL_NAMES = DRAW_KERNELS + MT19937_KERNELS + SEED_KERNELS + MASK_KERNELS
 
 
 class BackendUnavailableError(RuntimeError):
-    """A backend was asked for by name but cannot run here."""
+    """A backend was asked for by name but cannot run here.
+
+    It says why; ``ascend_rand.backends()`` gives every backend's reason
+    without raising.  A RuntimeError, so one ``except RuntimeError`` also
+    catches it:
+
+    >>> import ascend_rand as ar
+    >>> issubclass(ar.BackendUnavailableError, RuntimeError)
+    True
+    >>> if not ar.backends()["npu"]["available"]:  # no torch_npu on this machine
+    ...     try:
+    ...         ar.Generator(0, backend="npu")
+    ...     except ar.BackendUnavailableError as exc:
+    ...         print(str(exc).startswith("backend 'npu' is unavailable"))
+    ... else:
+    ...     print(True)
+    True
+    """
 
 
 class Backend:
@@ -43,68 +60,181 @@ class Backend:
     ``name`` selects it (``backend="name"``); ``available``/``reason`` say
     whether it runs here.  Arrays are the backend's own (NumPy for the host
     backends, tensors for torch): the front end never touches their data.
+
+    >>> from ascend_rand.backend import Backend, resolve
+    >>> b = resolve("numpy")
+    >>> isinstance(b, Backend), b.name, b.device
+    (True, 'numpy', 'cpu')
     """
 
     name = None
 
     @property
     def available(self):
+        """Whether the backend can run here (numpy always can).
+
+        >>> from ascend_rand.backend import resolve
+        >>> resolve("numpy").available
+        True
+        """
         raise NotImplementedError
 
     @property
     def reason(self):
-        """Why the backend cannot run here (None when it can)."""
+        """Why the backend cannot run here (None when it can).
+
+        >>> from ascend_rand.backend import resolve
+        >>> print(resolve("numpy").reason)
+        None
+        """
         raise NotImplementedError
 
     def report(self):
-        """``backends()``'s entry: {"available", "reason", ...details}."""
+        """``backends()``'s entry: {"available", "reason", ...details}.
+
+        >>> from ascend_rand.backend import resolve
+        >>> report = resolve("numpy").report()
+        >>> report["available"], report["reason"]
+        (True, None)
+        """
         return {"available": self.available, "reason": self.reason}
 
     def set_num_threads(self, n):
-        """Threads for one large draw; results never depend on it."""
+        """Threads for one large draw; results never depend on it.
+
+        ``ascend_rand.set_num_threads`` calls it on every host backend:
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.backend import resolve
+        >>> x = ar.stateless.uniform(10**6, key=3)
+        >>> resolve("numpy").set_num_threads(1)
+        >>> bool((ar.stateless.uniform(10**6, key=3, backend="numpy") == x).all())
+        True
+        >>> resolve("numpy").set_num_threads(ar.get_num_threads())  # back to the setting
+        """
 
     def kernel(self, name):
-        """The callable of kernel ``name`` (one of ``KERNEL_NAMES``)."""
+        """The callable of kernel ``name`` (one of ``KERNEL_NAMES``).
+
+        A draw kernel fills a flat array from the Philox stream (key, (ctr_lo, ctr_hi)):
+
+        >>> import numpy as np
+        >>> from ascend_rand.backend import resolve
+        >>> out = np.empty(4, dtype=np.uint32)
+        >>> resolve("numpy").kernel("raw")(out, 0, 0, 0)
+        >>> [hex(w) for w in out.tolist()]  # Random123's known answer for key 0, counter 0
+        ['0x6627e8d5', '0xe169c58d', '0xbc57ac4c', '0x9b00dbd8']
+        """
         raise NotImplementedError
 
     def on(self, device):
         """This backend drawing on ``device`` (None: its default); a ValueError naming the
-        device where it cannot."""
+        device where it cannot.
+
+        >>> from ascend_rand.backend import resolve
+        >>> resolve("numpy").on("cpu") is resolve("numpy")
+        True
+        >>> resolve("numpy").on("npu:0")
+        Traceback (most recent call last):
+        ...
+        ValueError: backend 'numpy' draws into host memory only, got device='npu:0'; ...
+        """
         raise NotImplementedError
 
     @property
     def device(self):
-        """Where this backend's results live ("cpu" for the host backends)."""
+        """Where this backend's results live ("cpu" for the host backends).
+
+        >>> from ascend_rand.backend import resolve
+        >>> resolve("numpy").device
+        'cpu'
+        """
         return "cpu"
 
     def allocate(self, shape, dtype, device=None):
-        """An uninitialised array of ``shape`` and dtype name ``dtype``."""
+        """An uninitialised array of ``shape`` and dtype name ``dtype``.
+
+        >>> from ascend_rand.backend import resolve
+        >>> a = resolve("numpy").allocate((2, 3), "bfloat16")
+        >>> a.shape, a.dtype
+        ((2, 3), dtype(bfloat16))
+        """
         raise NotImplementedError
 
     def check_out(self, out, shape, dtype, what):
-        """Check a caller's ``out=``; return the shape to draw (out's when ``shape`` is None)."""
+        """Check a caller's ``out=``; return the shape to draw (out's when ``shape`` is None).
+
+        >>> import numpy as np
+        >>> from ascend_rand.backend import resolve
+        >>> b = resolve("numpy")
+        >>> b.check_out(np.empty((2, 5), np.float32), None, "float32", "random")
+        (2, 5)
+        >>> b.check_out(np.empty(3, np.float64), None, "float32", "random")
+        Traceback (most recent call last):
+        ...
+        TypeError: random: out has dtype float64, expected float32
+        """
         raise NotImplementedError
 
     def run(self, plan, key, counter, words=None):
-        """Fill ``plan.out`` (or a new array) by ``plan.kernel``; return the result."""
+        """Fill ``plan.out`` (or a new array) by ``plan.kernel``; return the result.
+
+        A Generator draw is ``run(plan, *engine.reserve(plan, backend))``:
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.backend import resolve
+        >>> from ascend_rand.distributions.uniform import plan_integers
+        >>> plan = plan_integers((2, 3), "int64", 0, 100, False)
+        >>> resolve("numpy").run(plan, 42, (0, 0)).tolist()
+        [[61, 7, 98], [51, 82, 60]]
+        >>> ar.Generator(42).integers(0, 100, size=(2, 3)).tolist()
+        [[61, 7, 98], [51, 82, 60]]
+        """
         raise NotImplementedError
 
     def words(self, count):
-        """An uninitialised uint32 buffer for ``count`` engine words."""
+        """An uninitialised uint32 buffer for ``count`` engine words.
+
+        >>> from ascend_rand.backend import resolve
+        >>> w = resolve("numpy").words(624)
+        >>> w.dtype, w.shape
+        (dtype('uint32'), (624,))
+        """
         raise NotImplementedError
 
     def small_draw(self, engine):
         """A shortcut ``draw(plan)`` for a Generator on ``engine`` that reserves and fills
         in one step and returns the result, or None where the plan needs the general
-        path; None when the backend has no shortcut.  Same bits as ``run``."""
+        path; None when the backend has no shortcut.  Same bits as ``run``.
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.backend import resolve
+        >>> print(resolve("numpy").small_draw(ar.Philox(0)))  # numpy: the general path
+        None
+        >>> shortcut = resolve("auto").small_draw(ar.Philox(0))  # native: one C++ call
+        >>> callable(shortcut) == ar.backends()["native"]["available"]
+        True
+        """
         return None
 
     def take(self, array, index):
-        """``array[index]`` along axis 0 (a new array)."""
+        """``array[index]`` along axis 0 (a new array).
+
+        >>> import numpy as np
+        >>> from ascend_rand.backend import resolve
+        >>> resolve("numpy").take(np.array([10, 20, 30]), np.array([2, 0])).tolist()
+        [30, 10]
+        """
         raise NotImplementedError
 
     def searchsorted(self, sorted_values, values):
-        """Indices (int64) where ``values`` go in ``sorted_values``, right side."""
+        """Indices (int64) where ``values`` go in ``sorted_values``, right side.
+
+        >>> import numpy as np
+        >>> from ascend_rand.backend import resolve
+        >>> resolve("numpy").searchsorted(np.array([0.25, 0.5, 1.0]), np.array([0.5, 0.1])).tolist()
+        [2, 0]
+        """
         raise NotImplementedError
 
 

@@ -177,7 +177,14 @@ def _mask_array(mask, n, what):
 
 
 def unpack_mask(mask, size):
-    """The bool array of ``size`` held by a packed Ascend mask (bit i at byte i//8, LSB first)."""
+    """The bool array of ``size`` held by a packed Ascend mask (bit i at byte i//8, LSB first).
+
+    >>> import numpy as np, ascend_rand as ar
+    >>> mask = np.zeros(16, np.uint8)
+    >>> mask[0] = 0b00000101  # elements 0 and 2 kept
+    >>> ar.unpack_mask(mask, (2, 3)).astype(int).tolist()
+    [[1, 0, 1], [0, 0, 0]]
+    """
     shape = _validate.shape(size)
     n = math.prod(shape)
     mask = _mask_array(mask, n, "unpack_mask")
@@ -191,6 +198,16 @@ def apply_mask(x, mask, p_drop):
     x's dtype (float32, float16, bfloat16 or float64).  ``mask`` is the
     packed uint8 mask of x.size elements, or a bool array of x's shape.
     p_drop = 1 gives all +0.  Returns a new array; x is not changed.
+
+    >>> import numpy as np, ascend_rand as ar
+    >>> x = np.arange(1, 9, dtype=np.float32)
+    >>> mask = np.zeros(16, np.uint8)
+    >>> mask[0] = 0b10100101  # keep elements 0, 2, 5 and 7
+    >>> ar.apply_mask(x, mask, p_drop=0.5).tolist()  # kept ones times 1 / (1 - 0.5)
+    [2.0, 0.0, 6.0, 0.0, 0.0, 12.0, 0.0, 16.0]
+    >>> x = np.ones(8, np.float32)
+    >>> ar.apply_mask(x, ar.Generator(42).dropout_mask(8, 0.5), 0.5).tolist()
+    [0.0, 2.0, 2.0, 2.0, 0.0, 2.0, 0.0, 2.0]
     """
     what = "apply_mask"
     if not isinstance(x, np.ndarray):

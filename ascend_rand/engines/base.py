@@ -37,7 +37,15 @@ def _spawned_of(state):
 
 
 class Engine:
-    """Base of the engines; subclasses set ``name`` and implement the state."""
+    """Base of the engines; subclasses set ``name`` and implement the state.
+
+    >>> import ascend_rand as ar
+    >>> from ascend_rand.engines import Engine
+    >>> issubclass(ar.Philox, Engine), issubclass(ar.MT19937, Engine)
+    (True, True)
+    >>> ar.Philox.name, ar.MT19937.name
+    ('philox', 'mt19937')
+    """
 
     name = None
 
@@ -48,7 +56,16 @@ class Engine:
 
     @classmethod
     def create(cls, seed, streams=1, backend="auto"):
-        """The engine ``Generator(seed, engine=name, streams=..., backend=...)`` makes."""
+        """The engine ``Generator(seed, engine=name, streams=..., backend=...)`` makes.
+
+        >>> import ascend_rand as ar
+        >>> ar.Philox.create(7)
+        Philox(seed=7, offset=0)
+        >>> ar.Philox.create(7, streams=2)
+        Traceback (most recent call last):
+        ...
+        ValueError: streams is an MT19937 option; the philox engine got 2
+        """
         if streams != 1:
             raise ValueError(f"streams is an MT19937 option; the {cls.name} engine got {streams!r}")
         return cls(seed)
@@ -57,15 +74,38 @@ class Engine:
 
     @property
     def state(self):
-        """A plain dict that ``set_state`` (or ``type(engine).from_state``) restores exactly."""
+        """A plain dict that ``set_state`` (or ``type(engine).from_state``) restores exactly.
+
+        >>> import ascend_rand as ar
+        >>> e = ar.Philox(7)
+        >>> _ = ar.Generator(engine=e).random(3)
+        >>> e.state
+        {'engine': 'philox', 'seed': 7, 'offset': 1}
+        """
         raise NotImplementedError
 
     def set_state(self, state):
+        """Restore a dict from ``state`` exactly (each engine checks every key).
+
+        >>> import ascend_rand as ar
+        >>> e = ar.Philox(7)
+        >>> e.set_state({"engine": "philox", "seed": 9, "offset": 4})
+        >>> e
+        Philox(seed=9, offset=4)
+        """
         raise NotImplementedError
 
     @classmethod
     def from_state(cls, state):
-        """A new engine in ``state``."""
+        """A new engine in ``state``.
+
+        >>> import ascend_rand as ar
+        >>> a = ar.MT19937(5489)
+        >>> _ = a.random_raw(10)
+        >>> b = ar.MT19937.from_state(a.state)
+        >>> a.random_raw(3).tolist() == b.random_raw(3).tolist()
+        True
+        """
         engine = cls.__new__(cls)
         Engine.__init__(engine)
         engine._init_empty(state)
@@ -88,12 +128,26 @@ class Engine:
 
     @property
     def spawn_key(self):
-        """The 64-bit key children derive from (docs/spec.md section 7)."""
+        """The 64-bit key children derive from (docs/spec.md section 7).
+
+        >>> import ascend_rand as ar
+        >>> ar.Philox(7).spawn_key
+        7
+        >>> [c.seed for c in ar.Philox(7).spawn(2)] == [ar.derive(7, 0), ar.derive(7, 1)]
+        True
+        """
         raise NotImplementedError
 
     @property
     def spawned(self):
-        """Children handed out by ``spawn`` so far."""
+        """Children handed out by ``spawn`` so far.
+
+        >>> import ascend_rand as ar
+        >>> e = ar.Philox(7)
+        >>> _ = e.spawn(3)
+        >>> e.spawned, e.state["spawned"]
+        (3, 3)
+        """
         return self._spawned
 
     def spawn(self, n):
@@ -102,6 +156,17 @@ class Engine:
         Children are numbered on from those of earlier calls (as numpy's
         ``SeedSequence.spawn``), so two calls never hand out the same stream;
         the count is part of the state.  The parent's own stream is untouched.
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.seeding import derive
+        >>> parent = ar.Philox(7)
+        >>> children = parent.spawn(2)
+        >>> children
+        [Philox(seed=236966933211079599, offset=0), Philox(seed=18102033877536474386, offset=0)]
+        >>> [c.seed for c in children] == [derive(7, 0), derive(7, 1)]
+        True
+        >>> parent.spawn(1)[0].seed == derive(7, 2)
+        True
         """
         n = _validate.integer(n, "n")
         if n < 0:
@@ -130,18 +195,44 @@ class Engine:
         ``words`` is None when the kernels read the Philox stream (key,
         counter); otherwise the draw's words, and (key, counter) name only the
         retry region of the rejection samplers.
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.backend import resolve
+        >>> from ascend_rand.distributions.uniform import plan_raw
+        >>> e = ar.Philox(7)
+        >>> e.reserve(plan_raw(4, "uint32"), resolve("numpy"))
+        (7, (0, 0), None)
+        >>> e.reserve(plan_raw(4, "uint32"), resolve("numpy"))
+        (7, (0, 1), None)
         """
         raise NotImplementedError
 
     def kernel(self, name):
-        """The kernel a Generator on this engine runs for a plan's kernel ``name``."""
+        """The kernel a Generator on this engine runs for a plan's kernel ``name``.
+
+        >>> import ascend_rand as ar
+        >>> ar.Philox(7).kernel("uniform"), ar.MT19937(7).kernel("uniform")
+        ('uniform', 'mt19937_uniform')
+        """
         return name
 
     # -- numpy's BitGenerator interface -------------------------------------------------------
 
     @property
     def capsule(self):
-        """numpy's ``bitgen_t`` in a PyCapsule named "BitGenerator" (native backend)."""
+        """numpy's ``bitgen_t`` in a PyCapsule named "BitGenerator" (native backend).
+
+        It lets ``numpy.random.Generator`` draw numpy's own distributions from
+        this engine's words:
+
+        >>> import numpy as np, ascend_rand as ar
+        >>> type(ar.Philox(7).capsule).__name__
+        'PyCapsule'
+        >>> np.random.Generator(ar.MT19937(5489)).integers(0, 2**32, 3, dtype=np.uint32).tolist()
+        [3499211612, 581869302, 3890346734]
+        >>> ar.MT19937(5489).random_raw(3).tolist()
+        [3499211612, 581869302, 3890346734]
+        """
         if self._capsule is None:
             self._capsule = self._make_capsule()
         return self._capsule
@@ -150,5 +241,10 @@ class Engine:
         raise NotImplementedError
 
     def random_raw(self, size=None, output=True):
-        """The next words as uint32 (numpy's BitGenerator.random_raw, 32-bit words)."""
+        """The next words as uint32 (numpy's BitGenerator.random_raw, 32-bit words).
+
+        >>> import ascend_rand as ar
+        >>> ar.MT19937(5489).random_raw(2).tolist()
+        [3499211612, 581869302]
+        """
         raise NotImplementedError

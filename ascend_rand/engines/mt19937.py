@@ -193,6 +193,12 @@ class MT19937(Engine):
 
     @classmethod
     def create(cls, seed, streams=1, backend="auto"):
+        """The engine ``Generator(seed, engine="mt19937", streams=..., backend=...)`` makes.
+
+        >>> import ascend_rand as ar
+        >>> ar.MT19937.create(5489, streams=4, backend="numpy")
+        MT19937(streams=4, backend='numpy')
+        """
         return cls(seed, streams, backend)
 
     def _init_empty(self, state):
@@ -203,19 +209,46 @@ class MT19937(Engine):
 
     @property
     def streams(self):
+        """The number S of interleaved streams (element i of a draw is from stream i % S).
+
+        >>> import ascend_rand as ar
+        >>> ar.MT19937(1, streams=3).streams
+        3
+        """
         return self._key.shape[0]
 
     @property
     def backend(self):
+        """The host backend ("native" or "numpy") of the engine's own seeding, jumps and words.
+
+        >>> import ascend_rand as ar
+        >>> ar.MT19937(1, backend="numpy").backend
+        'numpy'
+        """
         return self._backend.name
 
     @property
     def offset(self):
-        """Generator draws made on this engine: the retry region's counter (0, offset)."""
+        """Generator draws made on this engine: the retry region's counter (0, offset).
+
+        >>> import ascend_rand as ar
+        >>> e = ar.MT19937(1)
+        >>> g = ar.Generator(engine=e)
+        >>> _ = g.normal(size=5), g.integers(0, 6, size=5)
+        >>> e.offset
+        2
+        """
         return self._offset
 
     @property
     def retry_key(self):
+        """The Philox key of the rejection samplers' retry region (docs/spec.md section 6.9):
+        the first 8 bytes of SHA-256 over the seeded state.
+
+        >>> import ascend_rand as ar
+        >>> hex(ar.MT19937(5489).retry_key)
+        '0xf7b9526ea8c16ad6'
+        """
         return self._retry_key
 
     def __repr__(self):
@@ -229,6 +262,16 @@ class MT19937(Engine):
             self._backend.kernel("mt19937_fill")(out, self._key, self._pos)
 
     def reserve(self, plan, backend):
+        """(retry_key, (0, offset), words): the draw's words filled from the streams.
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.backend import resolve
+        >>> from ascend_rand.distributions.uniform import plan_raw
+        >>> e = ar.MT19937(5489)
+        >>> key, counter, words = e.reserve(plan_raw(3, "uint32"), resolve("numpy"))
+        >>> key == e.retry_key, counter, words.tolist()
+        (True, (0, 0), [3499211612, 581869302, 3890346734])
+        """
         with self.lock:
             offset = self._offset
             if offset >= _validate.U64_LIMIT:
@@ -241,6 +284,12 @@ class MT19937(Engine):
         return self._retry_key, (0, offset), words
 
     def kernel(self, name):
+        """``"mt19937_uniform"`` for uniforms (numpy's conversions), else ``name``.
+
+        >>> import ascend_rand as ar
+        >>> ar.MT19937(1).kernel("uniform"), ar.MT19937(1).kernel("normal")
+        ('mt19937_uniform', 'normal')
+        """
         # The uniform conversions of MT19937 are numpy's (docs/spec.md section 6.3).
         return "mt19937_uniform" if name == "uniform" else name
 
@@ -249,12 +298,27 @@ class MT19937(Engine):
         return values.reshape(shape)[()] if shape == () else values.reshape(shape)
 
     def random_raw(self, size=None, output=True):
-        """The next words as uint32 (numpy's ``random_raw`` gives the same values as uint64)."""
+        """The next words as uint32 (numpy's ``random_raw`` gives the same values as uint64).
+
+        >>> import numpy as np, ascend_rand as ar
+        >>> ar.MT19937(5489).random_raw(3).tolist()
+        [3499211612, 581869302, 3890346734]
+        >>> legacy = np.random.RandomState(5489)
+        >>> legacy.randint(0, 2**32, 3, dtype=np.uint64).tolist()
+        [3499211612, 581869302, 3890346734]
+        """
         values = self.raw(size, "uint32")
         return values if output else None
 
     def raw(self, size=None, dtype="uint32"):
-        """uint32: one word per element; uint64: ``(w[2i] << 32) | w[2i+1]`` (numpy's next_uint64)."""
+        """uint32: one word per element; uint64: ``(w[2i] << 32) | w[2i+1]`` (numpy's next_uint64).
+
+        >>> import ascend_rand as ar
+        >>> [hex(w) for w in ar.MT19937(5489).raw(2).tolist()]
+        ['0xd091bb5c', '0x22ae9ef6']
+        >>> [hex(w) for w in ar.MT19937(5489).raw(1, dtype="uint64").tolist()]
+        ['0xd091bb5c22ae9ef6']
+        """
         shape = _validate.shape(size)
         name = self._dtype_name(dtype, _RAW_DTYPES)
         n = _validate.elements(shape)
@@ -272,6 +336,14 @@ class MT19937(Engine):
         the default: this is the engine's numpy-compatible surface) or float32 ``(w >> 8) 2^-24``.
 
         A ``Generator`` on this engine defaults to float32 like every Generator.
+
+        >>> import numpy as np, ascend_rand as ar
+        >>> ar.MT19937(5489).random(3).tolist()
+        [0.8147236863931789, 0.9057919370756192, 0.12698681629350606]
+        >>> np.random.RandomState(5489).random_sample(3).tolist()
+        [0.8147236863931789, 0.9057919370756192, 0.12698681629350606]
+        >>> ar.MT19937(5489).random(3, dtype="float32").tolist()
+        [0.8147236704826355, 0.1354769468307495, 0.9057918787002563]
         """
         shape = _validate.shape(size)
         name = self._dtype_name(dtype, _FLOAT_DTYPES)
@@ -311,6 +383,13 @@ class MT19937(Engine):
 
         The state afterwards is the one drawing n words one by one would leave
         (the period is 2**19937 - 1, so n may be as large as you like).
+
+        >>> import ascend_rand as ar
+        >>> a = ar.MT19937(5489)
+        >>> _ = a.random_raw(1000)
+        >>> ar.MT19937(5489).advance(1000).random_raw(2).tolist() == a.random_raw(2).tolist()
+        True
+        >>> _ = ar.MT19937(5489).advance(10**100)  # a googol of words, at once
         """
         n = _validate.integer(n, "n")
         if n < 0:
@@ -323,6 +402,12 @@ class MT19937(Engine):
         """A copy with every stream advanced by ``jumps * 2**128`` words (the true continuation).
 
         Unlike numpy's ``MT19937.jumped`` (docs/spec.md section 6.7 explains the difference).
+        Stream s of ``MT19937(seed, streams=S)`` is ``MT19937(seed).jumped(s)``:
+
+        >>> import ascend_rand as ar
+        >>> second = ar.MT19937(5489).jumped(1).random_raw(2).tolist()
+        >>> ar.MT19937(5489, streams=2).random_raw(4).tolist()[1::2] == second
+        True
         """
         jumps = _validate.integer(jumps, "jumps")
         if jumps < 0:
@@ -337,7 +422,13 @@ class MT19937(Engine):
     @property
     def state(self):
         """``{"engine": "mt19937", "streams": S, "key": (S, 624) uint32 array, "pos": [S ints],
-        "retry_key", "offset"}`` (the last two: a Generator's retry region)."""
+        "retry_key", "offset"}`` (the last two: a Generator's retry region).
+
+        >>> import ascend_rand as ar
+        >>> s = ar.MT19937(5489).state
+        >>> s["streams"], s["key"].shape, s["pos"], s["offset"]
+        (1, (1, 624), [624], 0)
+        """
         with self.lock:
             state = {"engine": ENGINE, "streams": self.streams, "key": self._key.copy(),
                      "pos": [int(p) for p in self._pos], "retry_key": self._retry_key,
@@ -352,6 +443,14 @@ class MT19937(Engine):
         ``retry_key`` and ``offset`` may be left out (a state saved before they
         existed): they become the key derived from this state and 0.  Its stream
         count replaces this one's, except while numpy holds this engine's capsule.
+
+        >>> import ascend_rand as ar
+        >>> e = ar.MT19937(5489)
+        >>> saved = e.state
+        >>> first = e.random_raw(3).tolist()
+        >>> e.set_state(saved)
+        >>> e.random_raw(3).tolist() == first
+        True
         """
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict with keys {_STATE_KEYS}, got {type(state).__name__}")
@@ -390,7 +489,13 @@ class MT19937(Engine):
     @property
     def spawn_key(self):
         """The retry key (a SHA-256 of the seeded state, docs/spec.md 6.9): MT19937's
-        64-bit key, whatever form its seed had."""
+        64-bit key, whatever form its seed had.
+
+        >>> import ascend_rand as ar
+        >>> e = ar.MT19937(5489)
+        >>> e.spawn_key == e.retry_key
+        True
+        """
         return self._retry_key
 
     def _child(self, key):
@@ -398,7 +503,14 @@ class MT19937(Engine):
         return MT19937(seed_from_key(key), self.streams, self.backend)
 
     def to_numpy(self, stream=0):
-        """Stream ``stream``'s state as numpy's ``MT19937().state`` dict (bit-exact)."""
+        """Stream ``stream``'s state as numpy's ``MT19937().state`` dict (bit-exact).
+
+        >>> import numpy as np, ascend_rand as ar
+        >>> bits = np.random.MT19937()
+        >>> bits.state = ar.MT19937(5489).to_numpy()
+        >>> bits.random_raw(2).tolist()
+        [3499211612, 581869302]
+        """
         stream = _validate.integer(stream, "stream")
         if not 0 <= stream < self.streams:
             raise ValueError(f"stream must be in [0, {self.streams}), got {stream}")
@@ -408,7 +520,14 @@ class MT19937(Engine):
 
     @classmethod
     def from_numpy(cls, state, backend="auto"):
-        """A one-stream MT19937 from numpy's ``MT19937().state`` dict (or the bit generator)."""
+        """A one-stream MT19937 from numpy's ``MT19937().state`` dict (or the bit generator).
+
+        >>> import numpy as np, ascend_rand as ar
+        >>> bits = np.random.MT19937(12345)
+        >>> e = ar.MT19937.from_numpy(bits)
+        >>> e.random_raw(3).tolist() == bits.random_raw(3).tolist()
+        True
+        """
         if not isinstance(state, dict) and hasattr(state, "state"):
             state = state.state
         if not isinstance(state, dict):

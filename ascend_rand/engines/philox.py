@@ -69,23 +69,51 @@ class Philox(Engine):
 
     @property
     def seed(self):
+        """The 64-bit Philox key.
+
+        >>> import ascend_rand as ar
+        >>> ar.Philox(2**64 - 1).seed
+        18446744073709551615
+        """
         return self._slots[SEED]
 
     @property
     def offset(self):
-        """The next fresh subsequence: the counter's high 64 bits for the next draw."""
+        """The next fresh subsequence: the counter's high 64 bits for the next draw.
+
+        >>> import ascend_rand as ar
+        >>> e = ar.Philox(7)
+        >>> g = ar.Generator(engine=e)
+        >>> _ = g.random(10), g.random(10)
+        >>> e.offset
+        2
+        """
         return _U64 if self._exhausted else self._slots[OFFSET]
 
     @property
     def words(self):
-        """Words of subsequence ``offset`` already read through the word interface."""
+        """Words of subsequence ``offset`` already read through the word interface.
+
+        >>> import ascend_rand as ar
+        >>> e = ar.Philox(7)
+        >>> _ = e.random_raw(5)
+        >>> e.words, e.offset
+        (5, 0)
+        """
         return 4 * self._slots[BLOCK] + self._slots[INDEX]
 
     @property
     def state(self):
         """``{"engine": "philox", "seed", "offset"}``, plus ``"words"`` when the word
         interface stopped inside subsequence ``offset`` and ``"spawned"`` when
-        ``spawn`` handed out children."""
+        ``spawn`` handed out children.
+
+        >>> import ascend_rand as ar
+        >>> e = ar.Philox(7)
+        >>> _ = e.random_raw(6)
+        >>> e.state
+        {'engine': 'philox', 'seed': 7, 'offset': 0, 'words': 6}
+        """
         with self.lock:
             state = {"engine": ENGINE, "seed": self.seed, "offset": self.offset}
             if self.words:
@@ -95,6 +123,19 @@ class Philox(Engine):
             return state
 
     def set_state(self, state):
+        """Restore a ``state`` dict (keys ``engine``, ``seed``, ``offset``; optional
+        ``words``, ``spawned``), checking each value.
+
+        >>> import ascend_rand as ar
+        >>> e = ar.Philox(7)
+        >>> e.set_state({"engine": "philox", "seed": 11, "offset": 3})
+        >>> e
+        Philox(seed=11, offset=3)
+        >>> e.set_state({"engine": "philox", "seed": 11, "offset": -1})
+        Traceback (most recent call last):
+        ...
+        ValueError: state['offset'] must be in [0, 2**64], got -1
+        """
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict with keys {_STATE_KEYS}, got {type(state).__name__}")
         if state.get("engine") != ENGINE:
@@ -125,6 +166,12 @@ class Philox(Engine):
 
     @property
     def spawn_key(self):
+        """The key children derive from: the seed itself.
+
+        >>> import ascend_rand as ar
+        >>> ar.Philox(7).spawn_key
+        7
+        """
         return self.seed
 
     def _child(self, key):
@@ -147,6 +194,14 @@ class Philox(Engine):
 
         ``advance(2**66)`` is one whole subsequence: the next Generator draw
         then uses the offset after the one it would have used.
+
+        >>> import ascend_rand as ar
+        >>> a, b = ar.Philox(7), ar.Philox(7)
+        >>> _ = a.random_raw(3)
+        >>> b.advance(3).random_raw(2).tolist() == a.random_raw(2).tolist()
+        True
+        >>> ar.Philox(7).advance(2**66)
+        Philox(seed=7, offset=1)
         """
         n = _validate.integer(n, "n")
         if n < 0:
@@ -159,7 +214,13 @@ class Philox(Engine):
         return self
 
     def jumped(self, jumps=1):
-        """A copy ``jumps`` whole subsequences (``jumps * 2**66`` words) ahead."""
+        """A copy ``jumps`` whole subsequences (``jumps * 2**66`` words) ahead.
+
+        >>> import ascend_rand as ar
+        >>> e = ar.Philox(7)
+        >>> e.jumped(5), e
+        (Philox(seed=7, offset=5), Philox(seed=7, offset=0))
+        """
         jumps = _validate.integer(jumps, "jumps")
         if jumps < 0:
             raise ValueError(f"jumps must be >= 0, got {jumps}")
@@ -171,6 +232,17 @@ class Philox(Engine):
     # -- draws --------------------------------------------------------------------------------
 
     def reserve(self, plan, backend):
+        """(seed, (0, offset), None) for the next draw, and the offset moves on by one.
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.backend import resolve
+        >>> from ascend_rand.distributions.uniform import plan_uniform
+        >>> e = ar.Philox(7)
+        >>> e.reserve(plan_uniform(100, "float32", 0.0, 1.0), resolve("numpy"))
+        (7, (0, 0), None)
+        >>> e.offset
+        1
+        """
         s = self._slots
         lock = self.lock
         lock.acquire()  # (not ``with``: this is every draw's fixed cost)
@@ -205,7 +277,17 @@ class Philox(Engine):
             return s[SEED], (0, offset), None
 
     def random_raw(self, size=None, output=True):
-        """The next words of the word stream (uint32), from the current position."""
+        """The next words of the word stream (uint32), from the current position.
+
+        The word stream is ``stateless.raw``'s stream for key ``seed``:
+
+        >>> import ascend_rand as ar
+        >>> e = ar.Philox(0)
+        >>> [hex(w) for w in e.random_raw(4).tolist()]
+        ['0x6627e8d5', '0xe169c58d', '0xbc57ac4c', '0x9b00dbd8']
+        >>> e.random_raw(2).tolist() == ar.stateless.raw(6, key=0)[4:].tolist()
+        True
+        """
         shape = _validate.shape(size)
         n = _validate.elements(shape)
         out = np.empty(shape, dtype=np.uint32)

@@ -98,7 +98,15 @@ class HmacDrbg:
 
     @property
     def reseed_required(self):
-        """True when the next generate() would exceed the reseed interval."""
+        """True when the next generate() would exceed the reseed interval.
+
+        >>> d = HmacDrbg(bytes(32), bytes(16), reseed_interval=1)
+        >>> d.reseed_required
+        False
+        >>> _ = d.generate(4)
+        >>> d.reseed_required
+        True
+        """
         return self.reseed_counter > self.reseed_interval
 
     def generate(self, n, additional_input=b""):
@@ -106,6 +114,10 @@ class HmacDrbg:
 
         >>> HmacDrbg(bytes(32), bytes(16)).generate(0)
         b''
+        >>> HmacDrbg(bytes(32), bytes(16)).generate(16).hex()  # deterministic in its inputs
+        '0bdb4ee263c00592f9c132acffb9793e'
+        >>> HmacDrbg(bytes(32), bytes(16), personalization=b"rank 1").generate(16).hex()
+        'f74686154bd37ac280fdc3278e444c41'
         """
         n = integer(n, "n")
         if not 0 <= n <= MAX_BYTES_PER_REQUEST:

@@ -208,11 +208,34 @@ class HealthTests:
 
     @property
     def failed(self):
-        """True after a persistent failure, until reset()."""
+        """True after a persistent failure, until reset().
+
+        >>> import numpy as np
+        >>> ht = HealthTests("demo", 8, 8.0)
+        >>> ht.startup(np.zeros(1024, dtype=np.uint8))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ascend_rand.entropy.errors.EntropyError: entropy source 'demo' failed the repetition count test ...
+        >>> ht.failed
+        True
+        """
         return self.failure is not None
 
     def reset(self):
-        """Forget the failure and the running state; startup() must pass again."""
+        """Forget the failure and the running state; startup() must pass again.
+
+        >>> import numpy as np
+        >>> ht = HealthTests("demo", 8, 8.0)
+        >>> ht.startup(np.zeros(1024, dtype=np.uint8))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ascend_rand.entropy.errors.EntropyError: entropy source 'demo' failed the repetition count test ...
+        >>> ht.reset()
+        >>> ht.failed, ht.started
+        (False, False)
+        >>> ht.startup(np.arange(1024) % 256)
+        True
+        """
         self.failure = None
         self._clear()
 
@@ -227,7 +250,20 @@ class HealthTests:
         return x.astype(np.uint64, copy=False)
 
     def raise_if_failed(self):
-        """Raise the persistent failure's ``EntropyError`` again, if there is one."""
+        """Raise the persistent failure's ``EntropyError`` again, if there is one.
+
+        >>> import numpy as np
+        >>> ht = HealthTests("demo", 8, 8.0)
+        >>> ht.raise_if_failed()  # nothing failed: no error
+        >>> try:
+        ...     ht.startup(np.zeros(1024, dtype=np.uint8))
+        ... except Exception:
+        ...     pass
+        >>> ht.raise_if_failed()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ascend_rand.entropy.errors.EntropyError: entropy source 'demo' failed the repetition count test ...
+        """
         if self.failure is not None:
             raise EntropyError(
                 str(self.failure),
@@ -349,6 +385,11 @@ class HealthTests:
 
         False means a test tripped at alpha = 2**-20: run startup() again on fresh
         samples.  A persistent failure raises ``EntropyError``.
+
+        >>> import numpy as np
+        >>> ht = HealthTests("demo", 8, 8.0)
+        >>> ht.startup(np.arange(1024) % 256), ht.started
+        (True, True)
         """
         self.raise_if_failed()
         x = self._samples(samples)
@@ -377,6 +418,17 @@ class HealthTests:
 
         Raises ``EntropyError`` on a persistent failure, after one, and before the
         start-up test has passed.
+
+        >>> import numpy as np
+        >>> ht = HealthTests("demo", 8, 8.0)
+        >>> ht.check(np.arange(256))
+        Traceback (most recent call last):
+        ...
+        ascend_rand.entropy.errors.EntropyError: entropy source 'demo': the start-up test has not passed
+        >>> ht.startup(np.arange(1024) % 256)
+        True
+        >>> ht.check(np.arange(256)), ht.stats["samples_tested"]
+        (True, 1280)
         """
         self.raise_if_failed()
         if not self.started:

@@ -162,12 +162,24 @@ class EntropyPool:
 
     @property
     def source(self):
-        """The source object this pool reads."""
+        """The source object this pool reads.
+
+        >>> from ascend_rand.entropy import EntropyPool
+        >>> EntropyPool("getrandom").source
+        <GetrandomSource 'getrandom' 8-bit samples, 8.0 bits claimed, available>
+        """
         return self._source
 
     @property
     def source_name(self):
-        """The source's name."""
+        """The source's name.
+
+        >>> from ascend_rand.entropy import EntropyPool, resolve
+        >>> EntropyPool("getrandom").source_name
+        'getrandom'
+        >>> EntropyPool("auto").source_name == resolve("auto").name
+        True
+        """
         return self._health.source_name
 
     def __repr__(self):
@@ -267,6 +279,12 @@ class EntropyPool:
     def read(self, n):
         """``n`` secure random bytes, never handed out before (to any thread or process).
 
+        >>> from ascend_rand.entropy import EntropyPool
+        >>> pool = EntropyPool("getrandom")
+        >>> a, b = pool.read(32), pool.read(32)
+        >>> len(a), a != b
+        (32, True)
+
         Raises ``EntropyError`` when the source has failed its health tests.
         """
         # Small reads: one native call takes the bytes from the output reserve, without
@@ -301,16 +319,39 @@ class EntropyPool:
             return out
 
     def token_bytes(self, n=32):
-        """``n`` secure random bytes (32 by default), like ``secrets.token_bytes``."""
+        """``n`` secure random bytes (32 by default), like ``secrets.token_bytes``.
+
+        >>> from ascend_rand.entropy import EntropyPool
+        >>> pool = EntropyPool("getrandom", mode="drbg")
+        >>> len(pool.token_bytes()), len(pool.token_bytes(5))
+        (32, 5)
+        """
         return self.read(n)
 
     def secure_seed(self):
-        """A 64-bit seed (a Python int in [0, 2**64)) for Generator, MT19937, SeedManager."""
+        """A 64-bit seed (a Python int in [0, 2**64)) for Generator, MT19937, SeedManager.
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.entropy import EntropyPool
+        >>> seed = EntropyPool("getrandom").secure_seed()
+        >>> type(seed).__name__, 0 <= seed < 2**64
+        ('int', True)
+        >>> ar.Generator(seed).seed == seed  # log it: the run can then be repeated
+        True
+        """
         return int.from_bytes(self.read(8), "little")
 
     def stats(self):
         """Counters: bytes produced, raw bytes read and samples tested, failures, reseeds;
-        ``"drbg"`` names the DRBG in use in drbg mode (None in raw mode)."""
+        ``"drbg"`` names the DRBG in use in drbg mode (None in raw mode).
+
+        >>> from ascend_rand.entropy import EntropyPool
+        >>> pool = EntropyPool("getrandom", mode="drbg", drbg="hmac")
+        >>> _ = pool.read(100)
+        >>> s = pool.stats()
+        >>> s["source"], s["mode"], s["drbg"], s["bytes_produced"], s["failed"]
+        ('getrandom', 'drbg', 'HMAC_DRBG(SHA-256)', 100, False)
+        """
         with self._lock:
             h = self._health.stats
             return {
@@ -335,6 +376,13 @@ class EntropyPool:
 
         Drops buffered bytes and the DRBG state.  Raises ``EntropyError`` if the source
         fails again.
+
+        >>> from ascend_rand.entropy import EntropyPool
+        >>> pool = EntropyPool("getrandom")
+        >>> _ = pool.read(8)
+        >>> pool.reset()
+        >>> pool.stats()["startup_tests"]  # the start-up test ran again
+        2
         """
         with self._lock:
             self._health.reset()
@@ -354,13 +402,31 @@ class EntropyPool:
             self._cond.notify()
 
     def start_background(self):
-        """Start the background refill thread now (``background=True`` starts it on first read)."""
+        """Start the background refill thread now (``background=True`` starts it on first read).
+
+        >>> from ascend_rand.entropy import EntropyPool
+        >>> pool = EntropyPool("getrandom")
+        >>> pool.start_background()
+        >>> pool.background, len(pool.read(16))
+        (True, 16)
+        >>> pool.close()
+        """
         with self._lock:
             self.background = True
             self._wake_background()
 
     def close(self):
-        """Stop the background thread, if any.  Reading again restarts it."""
+        """Stop the background thread, if any.  Reading again restarts it.
+
+        >>> from ascend_rand.entropy import EntropyPool
+        >>> pool = EntropyPool("getrandom", background=True)
+        >>> len(pool.read(16))
+        16
+        >>> pool.close()
+        >>> len(pool.read(16))  # still usable after close
+        16
+        >>> pool.close()
+        """
         with self._lock:
             self._stop.set()
             self._cond.notify_all()
@@ -419,7 +485,12 @@ _DEFAULT_LOCK = threading.Lock()
 
 
 def default_pool():
-    """The process's shared pool: ``EntropyPool("auto", mode="raw")``, made on first use."""
+    """The process's shared pool: ``EntropyPool("auto", mode="raw")``, made on first use.
+
+    >>> from ascend_rand.entropy import default_pool
+    >>> default_pool() is default_pool(), default_pool().mode
+    (True, 'raw')
+    """
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
@@ -432,5 +503,10 @@ def secure_seed():
 
     For ``Generator(seed=None)`` and other non-reproducible runs; the pool reads the
     best hardware source present (docs/security.md).
+
+    >>> from ascend_rand.entropy import secure_seed
+    >>> a, b = secure_seed(), secure_seed()
+    >>> 0 <= a < 2**64, a != b
+    (True, True)
     """
     return default_pool().secure_seed()

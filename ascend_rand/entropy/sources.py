@@ -125,16 +125,35 @@ class EntropySource(abc.ABC):
 
     @property
     def available(self):
-        """Whether this machine offers the source now."""
+        """Whether this machine offers the source now.
+
+        >>> from ascend_rand.entropy import NpuSource, resolve
+        >>> resolve("getrandom").available, NpuSource().available
+        (True, False)
+        """
         return self.reason is None
 
     @property
     def reason(self):
-        """Why the source is absent (a sentence), or None when it is available."""
+        """Why the source is absent (a sentence), or None when it is available.
+
+        >>> from ascend_rand.entropy import resolve
+        >>> print(resolve("getrandom").reason)
+        None
+        """
         return None
 
     def read(self, n):
-        """``n`` raw bytes (whole samples) from the source; SourceError if it cannot."""
+        """``n`` raw bytes (whole samples) from the source; SourceError if it cannot.
+
+        >>> from ascend_rand.entropy import NpuSource, resolve
+        >>> len(resolve("getrandom").read(32))
+        32
+        >>> NpuSource().read(4)
+        Traceback (most recent call last):
+        ...
+        ascend_rand.entropy.sources.SourceError: entropy source 'npu' is not available: no CANN API exposes the NPU's TRNG
+        """
         n = _check_count(self.name, n, self.sample_bits)
         why = self.reason
         if why is not None:
@@ -154,7 +173,12 @@ class EntropySource(abc.ABC):
         """Exactly ``n`` bytes (n > 0, whole samples) from the available source."""
 
     def describe(self):
-        """A dict of what :func:`sources` reports about this source."""
+        """A dict of what :func:`sources` reports about this source.
+
+        >>> from ascend_rand.entropy import resolve
+        >>> resolve("getrandom").describe()
+        {'available': True, 'reason': None, 'sample_bits': 8, 'min_entropy': 8.0, 'seed_grade': False, 'call': 'os.getrandom'}
+        """
         return {"available": self.available, "reason": self.reason,
                 "sample_bits": self.sample_bits, "min_entropy": self.min_entropy,
                 "seed_grade": self.seed_grade}
@@ -407,6 +431,11 @@ class NpuSource(EntropySource):
 
     @property
     def reason(self):
+        """Why it is absent: no CANN API exposes the NPU's TRNG (a subclass returns None).
+
+        >>> NpuSource().reason
+        "no CANN API exposes the NPU's TRNG"
+        """
         return "no CANN API exposes the NPU's TRNG"
 
     def _read(self, n):

@@ -108,35 +108,93 @@ class SeedManager:
 
     @property
     def root_seed(self):
+        """The uint64 every key of this manager derives from.
+
+        >>> import ascend_rand as ar
+        >>> ar.SeedManager(2024).root_seed
+        2024
+        """
         return self._root
 
     @property
     def mode(self):
+        """"sync" (the same streams everywhere) or "independent" (per rank and device).
+
+        >>> import ascend_rand as ar
+        >>> ar.SeedManager(1).mode, ar.SeedManager(1, mode="independent").mode
+        ('sync', 'independent')
+        """
         return self._mode
 
     @property
     def rank(self):
+        """This process's rank in [0, world_size).
+
+        >>> import ascend_rand as ar
+        >>> ar.SeedManager(1, mode="independent", rank=3, world_size=8).rank
+        3
+        """
         return self._rank
 
     @property
     def world_size(self):
+        """The number of ranks.
+
+        >>> import ascend_rand as ar
+        >>> ar.SeedManager(1, mode="independent", rank=3, world_size=8).world_size
+        8
+        """
         return self._world_size
 
     @property
     def device(self):
+        """The device index keys derive through (independent mode), or None.
+
+        A device may be given as an int, "npu:1"/"cuda:1" or a torch.device:
+
+        >>> import ascend_rand as ar
+        >>> ar.SeedManager(1, mode="independent", device="npu:1").device
+        1
+        >>> print(ar.SeedManager(1).device)
+        None
+        """
         return self._device
 
     @property
     def base_key(self):
-        """The key named streams derive from: the root (sync), the rank's or the device's."""
+        """The key named streams derive from: the root (sync), the rank's or the device's.
+
+        >>> import ascend_rand as ar
+        >>> ar.SeedManager(7).base_key
+        7
+        >>> ar.SeedManager(7, mode="independent", rank=2, world_size=4).base_key == ar.derive(7, 2)
+        True
+        >>> m = ar.SeedManager(7, mode="independent", rank=2, world_size=4, device=1)
+        >>> m.base_key == ar.derive(7, 2, 1)
+        True
+        """
         return self._base
 
     def key(self, name):
-        """The 64-bit key of stream ``name``: ``derive(base_key, name)``."""
+        """The 64-bit key of stream ``name``: ``derive(base_key, name)``.
+
+        >>> import ascend_rand as ar
+        >>> ar.SeedManager(7).key("init") == ar.derive(7, "init")
+        True
+        >>> ar.SeedManager(7).key("init")
+        13000006162764817241
+        """
         return derive(self._base, stream_name(name))
 
     def names(self):
-        """The streams handed out so far (and those a loaded state holds), in order."""
+        """The streams handed out so far (and those a loaded state holds), in order.
+
+        >>> import ascend_rand as ar
+        >>> m = ar.SeedManager(7)
+        >>> _ = m.generator("init"), m.generator("dropout"), m.generator("init")
+        >>> m.names()
+        ('init', 'dropout')
+        """
         return tuple(self._streams) + tuple(n for n in self._pending if n not in self._streams)
 
     def __repr__(self):
@@ -153,6 +211,17 @@ class SeedManager:
 
         ``engine`` is "philox" or "mt19937"; a later call naming another engine
         is refused rather than silently handing out the first.
+
+        >>> import ascend_rand as ar
+        >>> m = ar.SeedManager(7)
+        >>> m.generator("init").random(3).tolist() == ar.Generator(ar.derive(7, "init")).random(3).tolist()
+        True
+        >>> m.generator("init").offset  # the same Generator, one draw on
+        1
+        >>> m.generator("init", engine="mt19937")
+        Traceback (most recent call last):
+        ...
+        ValueError: stream 'init' is a philox stream; it was asked for as 'mt19937'
         """
         name = stream_name(name)
         if not isinstance(engine, str):
@@ -177,7 +246,18 @@ class SeedManager:
 
     def fingerprint(self, name):
         """A 64-bit fingerprint of stream ``name``'s engine state (key and position):
-        equal across ranks exactly when they would draw the same next numbers."""
+        equal across ranks exactly when they would draw the same next numbers.
+
+        >>> import ascend_rand as ar
+        >>> a = ar.SeedManager(7, mode="sync", rank=0, world_size=2)
+        >>> b = ar.SeedManager(7, mode="sync", rank=1, world_size=2)
+        >>> _ = a.generator("dropout").random(4), b.generator("dropout").random(4)
+        >>> a.fingerprint("dropout") == b.fingerprint("dropout")
+        True
+        >>> _ = b.generator("dropout").random(4)  # rank 1 drew once more
+        >>> a.fingerprint("dropout") == b.fingerprint("dropout")
+        False
+        """
         g = self._streams.get(stream_name(name))
         if g is not None:
             return state_fingerprint(g.engine.state)
@@ -189,7 +269,15 @@ class SeedManager:
 
     def state_dict(self):
         """Every stream handed out, exactly: seed and offset (Philox) or the MT19937 state,
-        with the root, mode, world size, rank and device it belongs to."""
+        with the root, mode, world size, rank and device it belongs to.
+
+        >>> import ascend_rand as ar
+        >>> m = ar.SeedManager(7)
+        >>> _ = m.generator("init").random(3)
+        >>> m.state_dict()
+        {'format': 1, 'root_seed': 7, 'mode': 'sync', 'world_size': 1, 'rank': 0, 'device': None,
+         'streams': {'init': {'engine': 'philox', 'seed': 13000006162764817241, 'offset': 1}}}
+        """
         return {
             "format": STATE_FORMAT,
             "root_seed": self._root,
@@ -208,6 +296,19 @@ class SeedManager:
         Refused with a ValueError: another root seed, mode or world size; in
         independent mode another rank or device; a stream whose key is not the one
         this manager derives for its name.
+
+        >>> import ascend_rand as ar
+        >>> m = ar.SeedManager(7)
+        >>> g = m.generator("init")
+        >>> saved = m.state_dict()
+        >>> first = g.random(2).tolist()
+        >>> m.load_state_dict(saved)
+        >>> g.random(2).tolist() == first
+        True
+        >>> ar.SeedManager(8).load_state_dict(saved)
+        Traceback (most recent call last):
+        ...
+        ValueError: state is for root_seed=7, this manager has root_seed=8; ...
         """
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict from SeedManager.state_dict(), got {type(state).__name__}")

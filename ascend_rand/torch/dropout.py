@@ -311,7 +311,24 @@ class Dropout(torch.nn.Module):
         self.generator = generator
 
     def forward(self, x):
+        """``dropout(x, p, training, generator, mode)``: in training, one mask draw per call.
+
+        >>> import numpy as np, torch, ascend_rand as ar
+        >>> from ascend_rand.torch import Dropout
+        >>> layer = Dropout(0.5, generator=ar.Generator(42))
+        >>> layer(torch.ones(8)).tolist()
+        [0.0, 2.0, 2.0, 2.0, 0.0, 2.0, 0.0, 2.0]
+        >>> mask = ar.Generator(42).dropout_mask(8, 0.5)  # the same draw, by hand
+        >>> ar.apply_mask(np.ones(8, np.float32), mask, 0.5).tolist()
+        [0.0, 2.0, 2.0, 2.0, 0.0, 2.0, 0.0, 2.0]
+        """
         return dropout(x, self.p, self.training, self.generator, self.mode)
 
     def extra_repr(self):
+        """The layer's settings as its repr shows them.
+
+        >>> from ascend_rand.torch import Dropout
+        >>> Dropout(0.1).extra_repr()
+        "p=0.1, mode='packed'"
+        """
         return f"p={self.p}, mode={self.mode!r}"
