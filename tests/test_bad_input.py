@@ -13,6 +13,8 @@ import pytest
 import ascend_rand
 from ascend_rand import stateless
 
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
 G = "G"  # marks a call made on the generator passed in
 
 
@@ -182,7 +184,7 @@ def test_bad_input_table_ids_are_unique():
         re.compile(pattern)
 
 
-@pytest.mark.skipif(not ascend_rand.backends()["native"]["available"], reason="needs the native backend")
+@peers.needs_native
 def test_thread_count_beyond_c_int_keeps_settings_consistent(restore_threads):
     # Bug: _backends.set_num_threads stores n, then the pybind11 call (C int) raises
     # an opaque TypeError for n >= 2**31, leaving get_num_threads() != the native
