@@ -10,6 +10,7 @@ guarded without editing this file, once its import name is known below.
 
 import importlib
 import importlib.metadata
+import importlib.util
 
 import pytest
 from packaging.requirements import Requirement
@@ -66,7 +67,10 @@ def test_ci_peer_imports(dist, module, required):
     if module is None:
         pytest.fail(f"{dist}: unknown import name (see test_every_ci_peer_has_a_known_import_name)")
     if not peers.IN_CI:
-        pytest.importorskip(module)  # here: whatever is installed must at least import
+        # Here a peer may be missing; only say so (finding it is cheap, importing
+        # TensorFlow, torch and MindSpore is not, and their own tests import them).
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{dist} is not installed here (required in CI)")
         return
     if not required:
         pytest.skip(f"{dist} is not installed for this Python (environment marker)")
