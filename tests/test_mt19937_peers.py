@@ -21,6 +21,7 @@ Bernoulli and packed masks, and the ziggurat normal's accept path) are
 compared with those words through the spec's formulas written below.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -95,9 +96,14 @@ def gf2_square(a):
     return int.from_bytes(b"".join(SPREAD[byte] for byte in raw), "little")
 
 
+@functools.lru_cache(maxsize=None)
+def lower_terms(p):
+    return tuple(e for e in range(DEGREE) if p >> e & 1)
+
+
 def gf2_mod(a, p):
     """a mod p, folding x**19937 = (p's lower terms) until the degree is below 19937."""
-    low_terms = [e for e in range(DEGREE) if p >> e & 1]
+    low_terms = lower_terms(p)
     low_mask = (1 << DEGREE) - 1
     while a >> DEGREE:
         high = a >> DEGREE
