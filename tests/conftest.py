@@ -24,23 +24,20 @@ DATA = Path(__file__).parent / "data"
 # the suite's importlib mode would otherwise keep test files from sharing code.
 if str(DATA) not in sys.path:
     sys.path.insert(0, str(DATA))
+# tests/peers.py (the peer and native-core guards) likewise.
+if str(DATA.parent) not in sys.path:
+    sys.path.insert(0, str(DATA.parent))
+import peers  # noqa: E402  (needs the path above)
 U128 = 1 << 128
 MASK32 = 0xFFFFFFFF
 
 # Backends under test.  "native" is skipped (visibly, with -ra) only where the
-# extension really is not importable; CI builds it.
-NATIVE_OK = ascend_rand.backends()["native"]["available"]
-BACKENDS = [
-    "numpy",
-    pytest.param(
-        "native",
-        marks=pytest.mark.skipif(
-            not NATIVE_OK, reason=f"native backend unavailable: {ascend_rand.backends()['native']['reason']}"
-        ),
-    ),
-]
+# extension really is not importable, and never in CI (peers.needs_native): there
+# its tests run and error.
+NATIVE_OK = peers.NATIVE_OK
+BACKENDS = ["numpy", pytest.param("native", marks=peers.needs_native)]
 # Plain list for hypothesis strategies (which cannot take pytest.param).
-BACKEND_NAMES = ["numpy", "native"] if NATIVE_OK else ["numpy"]
+BACKEND_NAMES = ["numpy", "native"] if NATIVE_OK or peers.IN_CI else ["numpy"]
 
 FLOAT_DTYPES = ["float32", "float16", "bfloat16", "float64"]
 INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
@@ -262,6 +259,9 @@ def no_native(monkeypatch):
 
 @pytest.fixture(scope="session")
 def tf():
-    """TensorFlow, imported lazily (only tests that compare with it pay for it)."""
+    """TensorFlow, imported lazily (only tests that compare with it pay for it).
+
+    Skipped where it is not installed; in CI, which installs it, a missing
+    TensorFlow fails every test that asks for it (peers.module)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    return pytest.importorskip("tensorflow")
+    return peers.module("tensorflow")

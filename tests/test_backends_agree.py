@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 import ascend_rand
 from ascend_rand import stateless
 
-NATIVE_OK = ascend_rand.backends()["native"]["available"]
-pytestmark = pytest.mark.skipif(not NATIVE_OK, reason="needs the native backend to compare with")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+NATIVE_OK = peers.NATIVE_OK
+pytestmark = peers.needs_native  # compares with native: skipped without it, an error in CI
 
 TOP = (1 << 64) - 1
 FLOATS = ["float32", "float16", "bfloat16", "float64"]

@@ -3,15 +3,21 @@
 The table is data: (id, call, exception type, regex that must appear in the
 message -- the offending value's text wherever there is one).  Calls that go
 through a Generator also check that the failed call did not advance its offset.
+docs/quality.md shows the table with today's messages, made by
+tools/gen_bad_input_table.py from ``BAD``; a test keeps the page current.
 """
 
+import importlib.util
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ascend_rand
 from ascend_rand import stateless
+
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
 
 G = "G"  # marks a call made on the generator passed in
 
@@ -78,7 +84,7 @@ BAD = [
     ("integers past uint64", lambda g: g.integers(0, TOO_BIG + 1, dtype="uint64"), ValueError, r"18446744073709551616"),
     ("integers float low", lambda g: g.integers(1.5, 4), TypeError, r"1\.5"),
     ("integers float high", lambda g: stateless.integers(3, 1, 0, 4.0), TypeError, r"4\.0"),
-    ("integers non-bool endpoint", lambda g: g.integers(0, 4, endpoint=1), TypeError, r"1"),
+    ("integers non-bool endpoint", lambda g: g.integers(0, 4, endpoint=1), TypeError, r"endpoint must be a bool, got 1$"),
     # -- seeds, keys, counters ---------------------------------------------------------------------
     ("seed -1", lambda g: ascend_rand.Generator(-1), ValueError, r"-1"),
     ("seed 2**64", lambda g: ascend_rand.Generator(TOO_BIG), ValueError, r"18446744073709551616"),
@@ -95,7 +101,7 @@ BAD = [
     ("counter float half", lambda g: stateless.raw(3, 1, (1.0, 2)), TypeError, r"1\.0"),
     ("counter of length 3", lambda g: stateless.raw(3, 1, (1, 2, 3)), ValueError, r"\(1, 2, 3\)"),
     ("counter of length 1", lambda g: stateless.raw(3, 1, [7]), ValueError, r"\[7\]"),
-    ("counter scalar", lambda g: stateless.raw(3, 1, 5), TypeError, r"5"),
+    ("counter scalar", lambda g: stateless.raw(3, 1, 5), TypeError, r"counter must be a pair \(lo, hi\) of integers, got 5$"),
     # -- out= --------------------------------------------------------------------------------------
     ("out wrong dtype", lambda g: g.random(out=np.zeros(3)), TypeError, r"float64"),
     ("out bfloat16 for float16", lambda g: stateless.uniform(None, 1, dtype="float16", out=np.zeros(3, "float32")), TypeError, r"float32"),
@@ -110,7 +116,7 @@ BAD = [
     ("unknown stateless backend", lambda g: stateless.raw(3, 1, backend="gpu"), ValueError, r"gpu"),
     ("backend None", lambda g: ascend_rand.Generator(1, backend=None), TypeError, r"None"),
     ("unknown engine", lambda g: ascend_rand.Generator(1, engine="threefry"), ValueError, r"threefry"),
-    ("engine not a string", lambda g: ascend_rand.Generator(1, engine=3), TypeError, r"3"),
+    ("engine not a string", lambda g: ascend_rand.Generator(1, engine=3), TypeError, r"engine must be one of .*, got 3$"),
     ("state from another engine", lambda g: g.set_state({"engine": "mt19937", "seed": 1, "offset": 0}), ValueError, r"mt19937"),
     ("state missing offset", lambda g: g.set_state({"engine": "philox", "seed": 1}), ValueError, r"offset"),
     ("state missing seed", lambda g: g.set_state({"engine": "philox", "offset": 1}), ValueError, r"seed"),
@@ -182,7 +188,7 @@ def test_bad_input_table_ids_are_unique():
         re.compile(pattern)
 
 
-@pytest.mark.skipif(not ascend_rand.backends()["native"]["available"], reason="needs the native backend")
+@peers.needs_native
 def test_thread_count_beyond_c_int_keeps_settings_consistent(restore_threads):
     # Bug: _backends.set_num_threads stores n, then the pybind11 call (C int) raises
     # an opaque TypeError for n >= 2**31, leaving get_num_threads() != the native
@@ -194,3 +200,19 @@ def test_thread_count_beyond_c_int_keeps_settings_consistent(restore_threads):
     except (ValueError, TypeError) as exc:
         assert str(n) in str(exc)
     assert ascend_rand.get_num_threads() == ascend_rand.backends()["native"]["threads"]
+
+
+def test_bad_input_table_in_docs_is_current():
+    # docs/quality.md's table (between its bad-input-table markers) must be what the
+    # script makes from BAD now: a changed message, case or exception shows here.
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("gen_bad_input_table", root / "tools" / "gen_bad_input_table.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    made = gen.table()
+    assert made.count("\n") == len(BAD) + 2  # header, rule, one row per case
+    for name, _, exc, _ in BAD:
+        assert f"| {name} | " in made and exc.__name__ in made
+    documented = gen.documented_table((root / "docs" / "quality.md").read_text())
+    assert documented is not None, "docs/quality.md lacks the bad-input-table markers"
+    assert documented == made, "docs/quality.md's bad-input table is stale: python tools/gen_bad_input_table.py --write"

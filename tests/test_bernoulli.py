@@ -19,8 +19,10 @@ import ascend_rand
 from ascend_rand import stateless
 from ascend_rand.distributions.bernoulli import threshold
 
-NATIVE_OK = ascend_rand.backends()["native"]["available"]
-needs_native = pytest.mark.skipif(not NATIVE_OK, reason="needs the native backend to compare with")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+NATIVE_OK = peers.NATIVE_OK
+needs_native = peers.needs_native  # skipped without the core, an error in CI
 
 TOP = (1 << 64) - 1
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

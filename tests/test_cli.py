@@ -19,6 +19,8 @@ import ascend_rand
 from ascend_rand import cli, demo
 from ascend_rand.benchmarks import harness, mkl, uniform
 
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
 SCRIPT = Path(sys.executable).with_name("ascend-rand")
 BENCH_OPTIONS = ("--only", "--quick", "--sizes", "--json", "--markdown", "--plot",
                  "--check-target", "--levels")
@@ -52,7 +54,7 @@ def test_bench_help_outside_a_checkout(tmp_path):
 
 
 def test_bench_only_uniform_prints_ratios_and_writes_json_and_plot(tmp_path):
-    pytest.importorskip("matplotlib")
+    peers.module("matplotlib")
     results, png = tmp_path / "out" / "r.json", tmp_path / "out" / "t.png"
     proc = run_script("bench", "--only", "uniform", "--quick", "--sizes", "1e4",
                       "--json", str(results), "--plot", str(png), cwd=tmp_path)

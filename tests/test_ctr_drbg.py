@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("cryptography")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+peers.module("cryptography")  # the test extra installs it: required in CI
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes  # noqa: E402
 
 from ascend_rand.entropy import ctr_drbg as ctr_mod  # noqa: E402

@@ -19,7 +19,6 @@ Three things are checked:
 """
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +30,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ascend_rand.fallback import detmath
+
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = ROOT / "csrc" / "core" / "detmath.h"
@@ -208,7 +209,7 @@ def test_sincos_f32_accuracy(points_f32, numpy_f32, which):
 
 @pytest.fixture(scope="module")
 def mpmath():
-    return pytest.importorskip("mpmath")
+    return peers.module("mpmath")  # the test extra installs it: required in CI
 
 
 def ulp_errors64(mpmath, ours, xs, func):
@@ -431,9 +432,7 @@ def test_constants_are_what_the_generator_produces():
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
-    cxx = shutil.which("g++")
-    if cxx is None:
-        pytest.skip("g++ not found: the C++ kernels cannot be compared here")
+    cxx = peers.program("g++")  # the C++ kernels' compiler; CI installs it
     out = tmp_path_factory.mktemp("detmath") / "detmath_harness"
     cmd = [cxx, "-O3", "-ffp-contract=off", "-std=c++17", "-Wall", "-Wextra",
            "-I", str(ROOT / "csrc"), str(HARNESS), "-o", str(out)]

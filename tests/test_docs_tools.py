@@ -4,13 +4,13 @@ import pathlib
 import subprocess
 import sys
 
-import pytest
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def test_plot_distributions_writes_every_picture(tmp_path):
-    pytest.importorskip("matplotlib")
+    peers.module("matplotlib")
     proc = subprocess.run(
         [sys.executable, "-P", str(ROOT / "tools" / "plot_distributions.py"),
          "--out", str(tmp_path), "--n", "20000"],

@@ -14,8 +14,10 @@ import pytest
 import ascend_rand as ar
 from ascend_rand import engines, stateless
 
-NATIVE = ar.backends()["native"]["available"]
-needs_native = pytest.mark.skipif(not NATIVE, reason="numpy's bitgen capsule needs the native core")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+NATIVE = peers.NATIVE_OK
+needs_native = peers.needs_native  # numpy's bitgen capsule needs the native core
 
 
 def legacy_mt(seed):
@@ -37,7 +39,7 @@ def test_registry_names_the_engines():
         engines.register(dict)
 
 
-@pytest.mark.parametrize("backend", ["numpy", "native"] if NATIVE else ["numpy"])
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("native", marks=needs_native)])
 def test_generator_seed_equals_generator_of_engine(backend):
     a, b = ar.Generator(5, backend=backend), ar.Generator(engine=ar.Philox(5), backend=backend)
     for g in (a, b):

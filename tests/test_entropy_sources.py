@@ -23,6 +23,8 @@ from ascend_rand.backend import native as native_backend
 from ascend_rand.entropy.errors import EntropyError
 from ascend_rand.entropy.health import samples_from_bytes
 
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
 src = importlib.import_module("ascend_rand.entropy.sources")  # (the package exports sources())
 
 NATIVE = native_backend._native
@@ -173,7 +175,7 @@ def test_large_reads_release_the_gil():
 
 def _bit_and_byte_checks(data):
     """(z of the count of one bits, byte chi-square statistic, its 1e-6 critical value)."""
-    scipy_stats = pytest.importorskip("scipy.stats")
+    scipy_stats = peers.module("scipy.stats")
     arr = np.frombuffer(data, dtype=np.uint8)
     n_bits = arr.size * 8
     ones = int(np.unpackbits(arr).sum())

@@ -18,6 +18,8 @@ import pytest
 
 import ascend_rand
 
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
 KAT_FILE = Path(__file__).parent / "data" / "philox4x32_10_kat.txt"
 
 
@@ -152,7 +154,7 @@ def test_invalid_num_threads_env_warns_and_falls_back(value, default_draw):
     assert out["draw"] == default_draw
 
 
-@pytest.mark.skipif(not ascend_rand.backends()["native"]["available"], reason="needs the native backend")
+@peers.needs_native
 def test_num_threads_env_too_large_for_the_native_core_still_imports(default_draw):
     # Bug: 99999999999 passes the positive-integer check, then the module-level
     # set_num_threads() call hands it to pybind11 (a C int), whose TypeError is

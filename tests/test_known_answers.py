@@ -7,9 +7,14 @@ public API: key = k0 | k1 << 32, counter = (c0 | c1 << 32, c2 | c3 << 32), and
 in Python ints from the SPEC's round formulas.
 
 tests/data/stream_kat.json then pins every conversion of the current stream format
-(raw, uniform in all four float formats, integers) as data.
+(raw, uniform in all four float formats, integers) as data taken from an outside
+peer: TensorFlow's Philox words (and its own uint64 and [0, 1) uniforms), with the
+spec's scaled-uniform and integer formulas applied by tools/gen_stream_kat.py.  The
+file names the peer and its version; with TensorFlow installed (always in CI) the
+cases are regenerated from it and must equal the file.
 """
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -138,6 +143,33 @@ def _draw(case, backend):
         n, key, case["low"], case["high"], counter, dtype=case["dtype"], endpoint=case["endpoint"],
         backend=backend,
     )
+
+
+def test_stream_kat_comes_from_tensorflow():
+    # The file says who made it: the committed generator, from TensorFlow's Philox.
+    assert STREAM_KAT["generator"] == "tools/gen_stream_kat.py"
+    assert STREAM_KAT["peer"].startswith("tensorflow 2.")
+    assert (Path(__file__).parent.parent / STREAM_KAT["generator"]).is_file()
+
+
+def _generator_module():
+    path = Path(__file__).parent.parent / "tools" / "gen_stream_kat.py"
+    spec = importlib.util.spec_from_file_location("gen_stream_kat", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_stream_kat_regenerates_from_tensorflow(tf):
+    # Every word in the file is TensorFlow's now, not only when the file was made: the
+    # generator asks TF again (and asserts TF's own uint64 and [0, 1) uniforms agree
+    # with the spec on those words), and the cases must be exactly the file's.
+    gen = _generator_module()
+    cases = gen.build_cases(tf)
+    assert cases == STREAM_KAT["cases"]
+    # ... and the whole file, peer version and description included, is the script's output.
+    committed = (Path(__file__).parent / "data" / "stream_kat.json").read_text()
+    assert gen.dumps(gen.document(tf, cases)) == committed
 
 
 def test_stream_kat_is_this_stream_format():

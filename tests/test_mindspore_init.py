@@ -8,13 +8,17 @@ bit.  Parameters are built the way MindSpore users build them: through
 """
 
 import math
+import sys
 import warnings
 
 import ml_dtypes
 import numpy as np
 import pytest
 
-mindspore = pytest.importorskip("mindspore")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+# The test extra installs MindSpore where it has wheels (Python < 3.13).
+mindspore = peers.module("mindspore", required_in_ci=sys.version_info < (3, 13))
 torch = pytest.importorskip("torch")
 
 import ascend_rand as ar  # noqa: E402

@@ -8,7 +8,6 @@ pure-Python jump (its own Berlekamp-Massey, reduction and Horner) below.
 """
 
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,10 +21,10 @@ from ascend_rand.fallback import mt19937 as fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 M32 = 0xFFFFFFFF
-BACKENDS = ["numpy"] + (["native"] if ascend_rand.backends()["native"]["available"] else [])
-needs_native = pytest.mark.skipif(
-    "native" not in BACKENDS, reason=f"native backend unavailable: "
-    f"{ascend_rand.backends()['native']['reason']}")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+needs_native = peers.needs_native  # skipped without the core, an error in CI
+BACKENDS = ["numpy", pytest.param("native", marks=needs_native)]
 
 
 def np_bitgen(seed):
@@ -62,9 +61,7 @@ int main() {
 
 @pytest.fixture(scope="module")
 def std_mt(tmp_path_factory):
-    cxx = shutil.which("g++") or shutil.which("c++")
-    if cxx is None:
-        pytest.skip("no C++ compiler (g++ / c++) to build the std::mt19937 peer")
+    cxx = peers.program("g++", "c++")  # the std::mt19937 peer; CI installs g++
     d = tmp_path_factory.mktemp("std_mt19937")
     (d / "peer.cpp").write_text(STD_PROGRAM)
     exe = d / "peer"
@@ -307,7 +304,7 @@ def test_advance_matches_independent_jump():
     window = sum(int(w) << (32 * k) for k, w in enumerate(block1))
     key = _independent_horner(_independent_xpow_mod(624 * (t - 1), p), window)
     expected = np.array([(key >> (32 * k)) & M32 for k in range(624)], dtype=np.uint32)
-    for backend in BACKENDS:
+    for backend in ["numpy", "native"] if peers.NATIVE_OK or peers.IN_CI else ["numpy"]:
         ours = MT19937(2468, backend=backend).advance(n).to_numpy()["state"]
         assert ours["pos"] == pos
         np.testing.assert_array_equal(ours["key"], expected)

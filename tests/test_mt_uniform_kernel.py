@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 import ascend_rand
 from ascend_rand.fallback import kernels as numpy_kernels
 
-NATIVE_OK = ascend_rand.backends()["native"]["available"]
-needs_native = pytest.mark.skipif(not NATIVE_OK, reason="needs the native backend to compare with")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+NATIVE_OK = peers.NATIVE_OK
+needs_native = peers.needs_native  # skipped without the core, an error in CI
 if NATIVE_OK:
     from ascend_rand import _native
 KERNELS = {"numpy": numpy_kernels, "native": _native if NATIVE_OK else None}

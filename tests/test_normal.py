@@ -40,8 +40,10 @@ NP_DTYPE = {
     "float64": np.dtype(np.float64),
 }
 UINT_VIEW = {"float32": np.uint32, "float16": np.uint16, "bfloat16": np.uint16, "float64": np.uint64}
-NATIVE = ascend_rand.backends()["native"]["available"]
-needs_native = pytest.mark.skipif(not NATIVE, reason="native backend unavailable")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+NATIVE = peers.NATIVE_OK
+needs_native = peers.needs_native  # skipped without the core, an error in CI
 # The big statistical samples use the fast backend; results are identical on both.
 STAT_BACKEND = "native" if NATIVE else "numpy"
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "csrc" / "core"
 FALLBACK = ROOT / "fallback"
@@ -63,10 +65,7 @@ def _code(text):
 
 
 def _gxx():
-    gxx = shutil.which("g++")
-    if gxx is None:
-        pytest.skip("g++ not found (CI installs it)")
-    return gxx
+    return peers.program("g++")  # CI installs it: a missing g++ fails there
 
 
 # -- 1. each header on its own ------------------------------------------------------------------

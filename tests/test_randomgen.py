@@ -20,7 +20,9 @@ import pytest
 
 from ascend_rand import stateless
 
-randomgen = pytest.importorskip("randomgen")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+randomgen = peers.module("randomgen")  # the test extra installs it: required in CI
 
 U128 = 1 << 128
 

@@ -18,8 +18,10 @@ from simd_levels import run_at_level  # tests/data/simd_levels.py
 
 import ascend_rand
 
-NATIVE_OK = ascend_rand.backends()["native"]["available"]
-pytestmark = pytest.mark.skipif(not NATIVE_OK, reason="needs the native backend")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+NATIVE_OK = peers.NATIVE_OK
+pytestmark = peers.needs_native  # skipped without the core, an error in CI
 
 KNOWN_LEVELS = ("scalar", "avx2", "avx512", "neon")
 

@@ -14,8 +14,10 @@ import pytest
 
 import ascend_rand as ar
 
-NATIVE = ar.backends()["native"]["available"]
-pytestmark = pytest.mark.skipif(not NATIVE, reason="the small-draw path is the native core's")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+NATIVE = peers.NATIVE_OK
+pytestmark = peers.needs_native  # the small-draw path is the native core's
 
 CALLS = [
     lambda g: g.raw(16), lambda g: g.raw((3, 5), "uint64"), lambda g: g.raw(),

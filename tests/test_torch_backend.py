@@ -22,6 +22,8 @@ import ascend_rand as ar  # noqa: E402
 from ascend_rand.backend import torch as torch_backend  # noqa: E402
 from ascend_rand.backend.torch import as_numpy  # noqa: E402
 
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
 NATIVE = ar.backends()["native"]["available"]
 HOST = "native" if NATIVE else "numpy"
 
@@ -92,7 +94,7 @@ def test_out_tensors_are_filled_in_place():
 
 @pytest.mark.parametrize("backend", ["native", "numpy"])
 def test_host_backends_fill_cpu_tensors_and_dlpack_arrays(backend):
-    if backend == "native" and not NATIVE:
+    if backend == "native" and not NATIVE and not peers.IN_CI:  # in CI: an error below
         pytest.skip("no native core")
     t = torch.zeros(6)
     assert ar.Generator(2, backend=backend).random(out=t) is t

@@ -17,7 +17,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import ascend_rand  # noqa: E402
 from ascend_rand import stateless  # noqa: E402
 from ascend_rand.backend import resolve  # noqa: E402
 from ascend_rand.distributions.normal import (  # noqa: E402
@@ -32,8 +31,10 @@ from ascend_rand.fallback import detmath as fb  # noqa: E402
 from ascend_rand.backend.torch_kernels import detmath as td  # noqa: E402
 from ascend_rand.backend.torch_kernels import normal as tn  # noqa: E402
 
-NATIVE = ascend_rand.backends()["native"]["available"]
-pytestmark = pytest.mark.skipif(not NATIVE, reason="native backend unavailable")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+NATIVE = peers.NATIVE_OK
+pytestmark = peers.needs_native  # skipped without the core, an error in CI
 CUDA = torch.cuda.is_available()
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not CUDA, reason="no CUDA"))]
 

@@ -30,8 +30,10 @@ from ascend_rand.distributions import uniform as duni  # noqa: E402
 from ascend_rand.fallback import conversions as fconv  # noqa: E402
 from ascend_rand.fallback import detmath as fdetmath  # noqa: E402
 
-NATIVE_OK = ascend_rand.backends()["native"]["available"]
-pytestmark = pytest.mark.skipif(not NATIVE_OK, reason="needs the native core to compare with")
+import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
+
+NATIVE_OK = peers.NATIVE_OK
+pytestmark = peers.needs_native  # skipped without the core, an error in CI
 NATIVE = ascend_rand.backend.resolve("native") if NATIVE_OK else None
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
