@@ -13,6 +13,7 @@
 #include "cpu/dispatch.h"
 #include "cpu/draw_words.h"
 #include "cpu/kernels_simd.h"
+#include "cpu/normal_f64.h"
 #include "cpu/parallel.h"
 
 
@@ -203,7 +204,6 @@ struct Store64 {
 };
 
 inline bool keep_all(float) { return true; }
-inline bool keep_all64(double) { return true; }
 
 // Elements that left the ziggurat's fast path wait in a queue (element index,
 // first word, attempt slot, state: fresh or in the tail with a sign) and get
@@ -382,14 +382,8 @@ void ziggurat_f32_piece(const Store32& store, size_t begin, size_t end, const Dr
 
 template <SimdLevel L>
 void ziggurat_f64_piece(const Store64& store, size_t begin, size_t end, const DrawWords& s) {
-  for_each_tile<2, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
-    for (size_t i = 0; i < m; ++i) {
-      const uint64_t u = join64(w[2 * i], w[2 * i + 1]);
-      double z;
-      if (!ziggurat_f64_fast(u, &z)) ziggurat_f64_retry(s.key, s.c, e + i, u, keep_all64, &z);
-      store(e + i, z);
-    }
-  });
+  normal_f64::ziggurat_piece<L>(store, begin, end, s, -std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::infinity());
 }
 
 // Box-Muller over a tile, one step at a time across all its pairs, so that each
@@ -421,28 +415,7 @@ void box_muller_f32_piece(const Store32& store, size_t begin, size_t end, const 
 
 template <SimdLevel L>
 void box_muller_f64_piece(const Store64& store, size_t begin, size_t end, const DrawWords& s) {
-  constexpr size_t kPairs = kTileElements / 2;
-  alignas(64) uint32_t w[2 * kTileElements];
-  alignas(64) double r[kPairs], t[kPairs], sn[kPairs], cs[kPairs];
-  for (size_t e = begin; e < end; e += kTileElements) {
-    const size_t m = std::min(kTileElements, end - e);
-    const size_t pairs = (m + 1) / 2;
-    s.fill<L>(2 * static_cast<uint64_t>(e), 4 * pairs, w);
-    for (size_t j = 0; j < pairs; ++j) {
-      const double u1 = unit_float64(w[4 * j], w[4 * j + 1]);
-      r[j] = u1 < 1e-7 ? 1e-7 : u1;
-      t[j] = 6.283185307179586 * unit_float64(w[4 * j + 2], w[4 * j + 3]);
-    }
-    for (size_t j = 0; j < pairs; ++j) r[j] = std::sqrt(-2.0 * log_f64(r[j]));
-    for (size_t j = 0; j < pairs; ++j) {
-      sn[j] = sin_f64(t[j]);
-      cs[j] = cos_f64(t[j]);
-    }
-    for (size_t j = 0; j < pairs; ++j) {
-      store(e + 2 * j, r[j] * sn[j]);
-      if (2 * j + 1 < m) store(e + 2 * j + 1, r[j] * cs[j]);
-    }
-  }
+  normal_f64::box_muller_piece<L>(store, begin, end, s);
 }
 
 template <SimdLevel L>
@@ -460,6 +433,10 @@ void truncated_f32_piece(const Store32& store, const TruncParams<float>& t, size
 template <SimdLevel L>
 void truncated_f64_piece(const Store64& store, const TruncParams<double>& t, size_t begin, size_t end,
                          const DrawWords& s) {
+  if (t.method == TruncMethod::kZiggurat) {  // the normal's queued sampler, with bounds
+    normal_f64::ziggurat_piece<L>(store, begin, end, s, t.a, t.b);
+    return;
+  }
   for_each_tile<2, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i)
       store(e + i, truncated_f64(s.key, s.c, e + i, join64(w[2 * i], w[2 * i + 1]), t));
