@@ -7,8 +7,8 @@
 // straight into the output; the elements it rejects (1.5%) wait in a queue
 // and get ziggurat_f64_retry's result in rounds: a round generates the two
 // retry blocks of the next slot of every queued element together
-// (retry_blocks.h: vectors of blocks at arbitrary counters) and runs
-// ziggurat_f64_slot on each, so no element pays for a scalar Philox block.
+// (retry_blocks.h: vectors of blocks at arbitrary counters) and evaluates
+// ziggurat_f64_slot's tests for all of them in vectorised loops.
 #pragma once
 
 #include <algorithm>
@@ -46,10 +46,13 @@ struct Queue {
   }
 };
 
-// One slot for every queued element: write(i, z) for each, accepted or not
-// (an element whose 2^9 slots all fail keeps its last candidate clamped to
-// [a, b], as truncated_f64 does; clamping is the identity on the normal's
-// (-inf, inf)); the ones not accepted stay queued for their next slot.
+// One slot for every queued element: write(i, z) for each element that is
+// done (accepted, or its 2^9 slots all failed: then its last candidate clamped
+// to [a, b], as truncated_f64 does; clamping is the identity on the normal's
+// (-inf, inf)); the others stay queued for their next slot.  ziggurat_f64_slot's
+// tests run for all elements in loops over arrays, as selects, so that the
+// compiler vectorises them (detmath.h's kernels are branch-free); the
+// operations and their order are ziggurat_f64_slot's.
 template <SimdLevel L, class Write>
 void ziggurat_round(const DrawWords& s, double a, double b, Queue& q, Write&& write) {
   const size_t live = q.count;
@@ -64,24 +67,70 @@ void ziggurat_round(const DrawWords& s, double a, double b, Queue& q, Write&& wr
   }
   alignas(64) uint32_t blk[8 * kQueue];
   retry_blocks_at<L>(s.key, lo, hi, 2 * live, blk);
-  size_t kept = 0;
+  // slot a: u from block R(i, 2a) (slot 0: the element's own u), p from its
+  // second half, q from block R(i, 2a + 1)
+  alignas(64) uint64_t u[kQueue], p[kQueue], pq[kQueue], limit[kQueue];
   for (size_t j = 0; j < live; ++j) {
     const uint32_t* b0 = blk + 8 * j;
-    const uint32_t* b1 = b0 + 4;
-    const uint64_t u = q.attempt[j] == 0 ? q.first[j] : join64(b0[0], b0[1]);
-    uint32_t state = q.state[j];
-    double z;
-    const bool accepted = ziggurat_f64_slot(&state, u, join64(b0[2], b0[3]), join64(b1[0], b1[1]), &z) &&
-                          z >= a && z <= b;
-    const bool last = q.attempt[j] + 1 >= kRetryBlocks / 2;
-    if (accepted || last) {
-      write(q.index[j], accepted ? z : clamp_to(z, a, b));
+    u[j] = q.attempt[j] == 0 ? q.first[j] : join64(b0[0], b0[1]);
+    p[j] = join64(b0[2], b0[3]);
+    pq[j] = join64(b0[4], b0[5]);
+  }
+  alignas(64) double x[kQueue], f0[kQueue], f1[kQueue], xt[kQueue], yt[kQueue], ref[kQueue];
+  for (size_t j = 0; j < live; ++j) {  // table lookups, kept scalar (no gathers)
+    uint32_t layer = static_cast<uint32_t>(u[j] & 0xFFu);
+#if defined(__GNUC__)
+    __asm__("" : "+r"(layer));
+#endif
+    x[j] = static_cast<double>(u[j] >> 12) * ziggurat::kW_f64[layer];
+    limit[j] = ziggurat::kK_f64[layer];
+    f0[j] = ziggurat::kF_f64[layer];
+    f1[j] = ziggurat::kF_f64[layer + 1];
+  }
+  for (size_t j = 0; j < live; ++j) {  // the tail beyond r (layer 0)
+    xt[j] = -log_f64(open_unit_float64(p[j])) * ziggurat::kInvR_f64;
+    yt[j] = -log_f64(open_unit_float64(pq[j]));
+  }
+  for (size_t j = 0; j < live; ++j) ref[j] = exp_f64(-0.5 * (x[j] * x[j]));  // the wedge
+  alignas(64) double z[kQueue];
+  alignas(64) uint32_t done[kQueue], next_state[kQueue];
+  for (size_t j = 0; j < live; ++j) {
+    // A tail slot (state = the sign) runs only the tail test; a fresh slot
+    // (state = kZigFresh) steps 1-3 on its u.
+    const uint32_t in_tail = q.state[j] != kZigFresh;
+    const uint32_t fresh = in_tail ^ 1u;
+    const uint32_t base = (u[j] & 0xFFu) == 0;
+    const uint32_t fast = (u[j] >> 12) < limit[j];
+    const uint32_t tail = yt[j] + yt[j] > xt[j] * xt[j];
+    const double y = f0[j] + unit_float64(static_cast<uint32_t>(p[j] >> 32), static_cast<uint32_t>(p[j])) *
+                                 (f1[j] - f0[j]);
+    const uint32_t wedge = y < ref[j];
+    // whether this slot ran the tail test: a tail slot, or a fresh one that failed step 1 in layer 0
+    const uint32_t tested = in_tail | (base & (fast ^ 1u));
+    const uint64_t sign = (in_tail & q.state[j]) | (fresh & static_cast<uint32_t>((u[j] >> 8) & 1u));
+    const double r_plus = ziggurat::kR_f64 + xt[j];
+    // tail slot: +-(R + xt) whether accepted or not; fresh slot: +-x unless the tail accepted
+    const double mag = detmath::blend((in_tail | (base & (fast ^ 1u) & tail)) != 0, r_plus, x[j]);
+    const double cand = detmath::double_of(detmath::bits_of(mag) ^ (sign << 63));
+    const uint32_t inside = (cand >= a) & (cand <= b);
+    const uint32_t zig = (in_tail & tail) | (fresh & (fast | (base & tail) | ((base ^ 1u) & wedge)));
+    z[j] = cand < a ? a : (cand > b ? b : cand);  // clamp_to: the identity on accepted candidates
+    done[j] = (zig & inside) | static_cast<uint32_t>(q.attempt[j] + 1 >= kRetryBlocks / 2);
+    // a failed tail test stays in the tail; anything accepted (even refused by the bounds) or a
+    // failed wedge starts the next slot fresh
+    const uint32_t stay = 0u - (tested & (zig ^ 1u));
+    next_state[j] = (static_cast<uint32_t>(sign) & stay) | (kZigFresh & ~stay);
+  }
+  size_t kept = 0;
+  for (size_t j = 0; j < live; ++j) {
+    if (done[j]) {
+      write(q.index[j], z[j]);
       continue;
     }
     q.index[kept] = q.index[j];
     q.first[kept] = q.first[j];
     q.attempt[kept] = q.attempt[j] + 1;
-    q.state[kept] = state;
+    q.state[kept] = next_state[j];
     ++kept;
   }
   q.count = kept;
