@@ -14,6 +14,7 @@
 #include "cpu/draw_words.h"
 #include "cpu/kernels_simd.h"
 #include "cpu/normal_f64.h"
+#include "cpu/truncated_proposals.h"
 #include "cpu/parallel.h"
 
 
@@ -425,9 +426,7 @@ void truncated_f32_piece(const Store32& store, const TruncParams<float>& t, size
     ziggurat_f32_piece<L>(store, begin, end, s, ZigguratBounds{t.a, t.b});
     return;
   }
-  for_each_tile<1, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
-    for (size_t i = 0; i < m; ++i) store(e + i, truncated_f32(s.key, s.c, e + i, w[i], t));
-  });
+  truncated_proposals::piece_f32<L>(store, t, begin, end, s);
 }
 
 template <SimdLevel L>
@@ -437,10 +436,7 @@ void truncated_f64_piece(const Store64& store, const TruncParams<double>& t, siz
     normal_f64::ziggurat_piece<L>(store, begin, end, s, t.a, t.b);
     return;
   }
-  for_each_tile<2, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
-    for (size_t i = 0; i < m; ++i)
-      store(e + i, truncated_f64(s.key, s.c, e + i, join64(w[2 * i], w[2 * i + 1]), t));
-  });
+  truncated_proposals::piece_f64<L>(store, t, begin, end, s);
 }
 
 }  // namespace
