@@ -13,6 +13,7 @@
 #include "cpu/dispatch.h"
 #include "cpu/draw_words.h"
 #include "cpu/kernels_simd.h"
+#include "cpu/kernels_simd_16.h"
 #include "cpu/normal_f64.h"
 #include "cpu/truncated_proposals.h"
 #include "cpu/parallel.h"
@@ -73,13 +74,17 @@ void uniform_16_piece(uint16_t* out, size_t begin, size_t end, const DrawWords& 
     for_each_tile<1, L>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
       if (f.exp_bits == 8)
         for (size_t i = 0; i < m; ++i) out[e + i] = unit_16_bits(w[i], kBFloat16);
-      else
-        for (size_t i = 0; i < m; ++i) out[e + i] = unit_16_bits(w[i], kFloat16);
+      else  // float16: the level's conversions first (kernels_simd_16.h)
+        for (size_t i = simd_kernels::float16_uniform_at<L>(w, m, 0, false, 0.0, 1.0, out + e); i < m; ++i)
+          out[e + i] = unit_16_bits(w[i], kFloat16);
     });
     return;
   }
+  const bool vector16 = f.exp_bits == 5 && simd_kernels::is_float16_value(low) &&
+                        simd_kernels::is_float16_value(span);
   for_each_tile<1, L>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
-    for (size_t i = 0; i < m; ++i) {
+    const size_t first = vector16 ? simd_kernels::float16_uniform_at<L>(w, m, 0, true, low, span, out + e) : 0;
+    for (size_t i = first; i < m; ++i) {
       const double x = unit_16(w[i], f);
       if (scaled) {
         // x * span is exact in float64 and a float64 sum of two 16-bit values
@@ -128,13 +133,18 @@ void mt_uniform_piece(void* out, FloatFormat fmt, size_t begin, size_t end, cons
   const Format16 f = fmt == FloatFormat::kFloat16 ? kFloat16 : kBFloat16;
   if (!scaled) {  // h < 2^mant_bits, so unit_16_bits's mask keeps all of it
     if (fmt == FloatFormat::kFloat16)
-      for (size_t i = begin; i < end; ++i) o[i] = unit_16_bits(mt_top_bits(w[i], 10), kFloat16);
+      for (size_t i = begin + simd_kernels::float16_uniform_at<L>(w + begin, end - begin, 22, false, 0.0, 1.0, o + begin);
+           i < end; ++i)
+        o[i] = unit_16_bits(mt_top_bits(w[i], 10), kFloat16);
     else
       for (size_t i = begin; i < end; ++i) o[i] = unit_16_bits(mt_top_bits(w[i], 7), kBFloat16);
     return;
   }
   const double unit = 1.0 / static_cast<double>(1u << f.mant_bits);
-  for (size_t i = begin; i < end; ++i) {
+  size_t first = begin;
+  if (fmt == FloatFormat::kFloat16 && simd_kernels::is_float16_value(low) && simd_kernels::is_float16_value(span))
+    first += simd_kernels::float16_uniform_at<L>(w + begin, end - begin, 22, true, low, span, o + begin);
+  for (size_t i = first; i < end; ++i) {
     // x * span is exact in float64 and a float64 sum of two 16-bit values
     // rounds correctly to 16 bits (section 3.3): the 16-bit IEEE result.
     const double x = static_cast<double>(static_cast<int32_t>(mt_top_bits(w[i], f.mant_bits))) * unit;
