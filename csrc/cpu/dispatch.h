@@ -44,15 +44,6 @@
 #define ASCEND_RAND_TARGET_AVX2 __attribute__((target("arch=x86-64-v3")))
 #endif
 
-// Integer-only workers (MT19937, GF(2) polynomials) whose bits cannot depend on
-// the ISA in any case: cloned per ISA and chosen by cpuid alone.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ASCEND_RAND_CLONES \
-  __attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define ASCEND_RAND_CLONES ASCEND_RAND_FLATTEN
-#endif
-
 namespace ascend_rand {
 
 // Ordered: a level runs on every CPU that runs a higher one of the same family.

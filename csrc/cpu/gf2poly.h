@@ -3,9 +3,11 @@
 // A polynomial is an array of 64-bit words; bit i of word i / 64 is the
 // coefficient of x^i.  The modulus p (degree 19937) and Barrett's constant
 // mu = floor(x^(2d) / p) are sparse (135 and 161 terms, csrc/core/mt19937_charpoly.h),
-// so reduction is a few hundred shifted XORs of whole polynomials.  Squaring is a
-// carry-less multiplication of each word by itself: PCLMULQDQ where the CPU has
-// it (target attribute + cpuid), a bit spread otherwise; both give the same bits.
+// so reduction is a few hundred shifted XORs of whole polynomials, compiled per
+// SIMD level and run at the dispatched one.  Squaring is a carry-less
+// multiplication of each word by itself: PCLMULQDQ where the CPU has it and the
+// level is a vector one (target attribute + cpuid), a bit spread otherwise;
+// both give the same bits.
 // Mirrors the polynomial section of fallback/mt19937.py; docs/spec.md section 6.
 #pragma once
 
@@ -69,9 +71,13 @@ inline bool cpu_has_pclmul() { return false; }
 
 enum class SquareKernel { kAuto, kPortable, kPclmul };
 
+// 'auto': the carry-less multiply at the vector SIMD levels when the CPU has it
+// (PCLMULQDQ is not part of the x86-64 levels, so it keeps its own cpuid test);
+// the bit spread at ASCEND_RAND_SIMD=scalar, as every kernel there.
 inline SquareKernel resolve_kernel(SquareKernel k) {
   if (k != SquareKernel::kAuto) return k;
-  return cpu_has_pclmul() ? SquareKernel::kPclmul : SquareKernel::kPortable;
+  return active_simd_level() != SimdLevel::kScalar && cpu_has_pclmul() ? SquareKernel::kPclmul
+                                                                       : SquareKernel::kPortable;
 }
 
 inline void square(const uint64_t* a, size_t n, uint64_t* out, SquareKernel k) {
@@ -111,7 +117,7 @@ inline void xor_shifted(uint64_t* dst, size_t dst_words, const uint64_t* src, si
 // a[0 .. 2 kWords) with deg a < 2d  ->  r[0 .. kWords) = a mod p.  Barrett:
 // q = floor(floor(a / x^d) * mu / x^d) is the exact quotient for GF(2)
 // polynomials, so r = (a - q p) mod x^d with no correction step.
-ASCEND_RAND_CLONES inline void reduce(const uint64_t* a, uint64_t* r) {
+inline void reduce_here(const uint64_t* a, uint64_t* r) {
   constexpr size_t kW = kWords;
   constexpr size_t kTopWord = kDegree / 64;
   constexpr unsigned kTopBit = kDegree % 64;
@@ -146,6 +152,11 @@ ASCEND_RAND_CLONES inline void reduce(const uint64_t* a, uint64_t* r) {
   }
   r[kTopWord] &= (uint64_t{1} << kTopBit) - 1;
   for (size_t j = kTopWord + 1; j < kW; ++j) r[j] = 0;
+}
+
+// reduce_here compiled for the dispatched SIMD level (dispatch.h).
+inline void reduce(const uint64_t* a, uint64_t* r) {
+  run_at_level([&](auto) { reduce_here(a, r); });
 }
 
 // r <- r * x mod p (deg r < d)

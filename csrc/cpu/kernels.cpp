@@ -13,6 +13,9 @@
 #include "cpu/dispatch.h"
 #include "cpu/draw_words.h"
 #include "cpu/kernels_simd.h"
+#include "cpu/kernels_simd_16.h"
+#include "cpu/normal_f64.h"
+#include "cpu/truncated_proposals.h"
 #include "cpu/parallel.h"
 
 
@@ -71,13 +74,17 @@ void uniform_16_piece(uint16_t* out, size_t begin, size_t end, const DrawWords& 
     for_each_tile<1, L>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
       if (f.exp_bits == 8)
         for (size_t i = 0; i < m; ++i) out[e + i] = unit_16_bits(w[i], kBFloat16);
-      else
-        for (size_t i = 0; i < m; ++i) out[e + i] = unit_16_bits(w[i], kFloat16);
+      else  // float16: the level's conversions first (kernels_simd_16.h)
+        for (size_t i = simd_kernels::float16_uniform_at<L>(w, m, 0, false, 0.0, 1.0, out + e); i < m; ++i)
+          out[e + i] = unit_16_bits(w[i], kFloat16);
     });
     return;
   }
+  const bool vector16 = f.exp_bits == 5 && simd_kernels::is_float16_value(low) &&
+                        simd_kernels::is_float16_value(span);
   for_each_tile<1, L>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
-    for (size_t i = 0; i < m; ++i) {
+    const size_t first = vector16 ? simd_kernels::float16_uniform_at<L>(w, m, 0, true, low, span, out + e) : 0;
+    for (size_t i = first; i < m; ++i) {
       const double x = unit_16(w[i], f);
       if (scaled) {
         // x * span is exact in float64 and a float64 sum of two 16-bit values
@@ -126,13 +133,18 @@ void mt_uniform_piece(void* out, FloatFormat fmt, size_t begin, size_t end, cons
   const Format16 f = fmt == FloatFormat::kFloat16 ? kFloat16 : kBFloat16;
   if (!scaled) {  // h < 2^mant_bits, so unit_16_bits's mask keeps all of it
     if (fmt == FloatFormat::kFloat16)
-      for (size_t i = begin; i < end; ++i) o[i] = unit_16_bits(mt_top_bits(w[i], 10), kFloat16);
+      for (size_t i = begin + simd_kernels::float16_uniform_at<L>(w + begin, end - begin, 22, false, 0.0, 1.0, o + begin);
+           i < end; ++i)
+        o[i] = unit_16_bits(mt_top_bits(w[i], 10), kFloat16);
     else
       for (size_t i = begin; i < end; ++i) o[i] = unit_16_bits(mt_top_bits(w[i], 7), kBFloat16);
     return;
   }
   const double unit = 1.0 / static_cast<double>(1u << f.mant_bits);
-  for (size_t i = begin; i < end; ++i) {
+  size_t first = begin;
+  if (fmt == FloatFormat::kFloat16 && simd_kernels::is_float16_value(low) && simd_kernels::is_float16_value(span))
+    first += simd_kernels::float16_uniform_at<L>(w + begin, end - begin, 22, true, low, span, o + begin);
+  for (size_t i = first; i < end; ++i) {
     // x * span is exact in float64 and a float64 sum of two 16-bit values
     // rounds correctly to 16 bits (section 3.3): the 16-bit IEEE result.
     const double x = static_cast<double>(static_cast<int32_t>(mt_top_bits(w[i], f.mant_bits))) * unit;
@@ -203,7 +215,6 @@ struct Store64 {
 };
 
 inline bool keep_all(float) { return true; }
-inline bool keep_all64(double) { return true; }
 
 // Elements that left the ziggurat's fast path wait in a queue (element index,
 // first word, attempt slot, state: fresh or in the tail with a sign) and get
@@ -382,14 +393,8 @@ void ziggurat_f32_piece(const Store32& store, size_t begin, size_t end, const Dr
 
 template <SimdLevel L>
 void ziggurat_f64_piece(const Store64& store, size_t begin, size_t end, const DrawWords& s) {
-  for_each_tile<2, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
-    for (size_t i = 0; i < m; ++i) {
-      const uint64_t u = join64(w[2 * i], w[2 * i + 1]);
-      double z;
-      if (!ziggurat_f64_fast(u, &z)) ziggurat_f64_retry(s.key, s.c, e + i, u, keep_all64, &z);
-      store(e + i, z);
-    }
-  });
+  normal_f64::ziggurat_piece<L>(store, begin, end, s, -std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::infinity());
 }
 
 // Box-Muller over a tile, one step at a time across all its pairs, so that each
@@ -439,28 +444,7 @@ void box_muller_f32_piece(const Store32& store, size_t begin, size_t end, const 
 
 template <SimdLevel L>
 void box_muller_f64_piece(const Store64& store, size_t begin, size_t end, const DrawWords& s) {
-  constexpr size_t kPairs = kTileElements / 2;
-  alignas(64) uint32_t w[2 * kTileElements];
-  alignas(64) double r[kPairs], t[kPairs], sn[kPairs], cs[kPairs];
-  for (size_t e = begin; e < end; e += kTileElements) {
-    const size_t m = std::min(kTileElements, end - e);
-    const size_t pairs = (m + 1) / 2;
-    s.fill<L>(2 * static_cast<uint64_t>(e), 4 * pairs, w);
-    for (size_t j = 0; j < pairs; ++j) {
-      const double u1 = unit_float64(w[4 * j], w[4 * j + 1]);
-      r[j] = u1 < 1e-7 ? 1e-7 : u1;
-      t[j] = 6.283185307179586 * unit_float64(w[4 * j + 2], w[4 * j + 3]);
-    }
-    for (size_t j = 0; j < pairs; ++j) r[j] = std::sqrt(-2.0 * log_f64(r[j]));
-    for (size_t j = 0; j < pairs; ++j) {
-      sn[j] = sin_f64(t[j]);
-      cs[j] = cos_f64(t[j]);
-    }
-    for (size_t j = 0; j < pairs; ++j) {
-      store(e + 2 * j, r[j] * sn[j]);
-      if (2 * j + 1 < m) store(e + 2 * j + 1, r[j] * cs[j]);
-    }
-  }
+  normal_f64::box_muller_piece<L>(store, begin, end, s);
 }
 
 template <SimdLevel L>
@@ -470,18 +454,17 @@ void truncated_f32_piece(const Store32& store, const TruncParams<float>& t, size
     ziggurat_f32_piece<L>(store, begin, end, s, ZigguratBounds{t.a, t.b});
     return;
   }
-  for_each_tile<1, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
-    for (size_t i = 0; i < m; ++i) store(e + i, truncated_f32(s.key, s.c, e + i, w[i], t));
-  });
+  truncated_proposals::piece_f32<L>(store, t, begin, end, s);
 }
 
 template <SimdLevel L>
 void truncated_f64_piece(const Store64& store, const TruncParams<double>& t, size_t begin, size_t end,
                          const DrawWords& s) {
-  for_each_tile<2, L>(s, begin, end, [&](size_t e, size_t m, const uint32_t* w) {
-    for (size_t i = 0; i < m; ++i)
-      store(e + i, truncated_f64(s.key, s.c, e + i, join64(w[2 * i], w[2 * i + 1]), t));
-  });
+  if (t.method == TruncMethod::kZiggurat) {  // the normal's queued sampler, with bounds
+    normal_f64::ziggurat_piece<L>(store, begin, end, s, t.a, t.b);
+    return;
+  }
+  truncated_proposals::piece_f64<L>(store, t, begin, end, s);
 }
 
 }  // namespace

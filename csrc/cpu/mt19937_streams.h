@@ -31,13 +31,16 @@ namespace ascend_rand {
 constexpr size_t kMtGroup = 16;
 constexpr size_t kMtTileRows = 1024;
 
-ASCEND_RAND_CLONES inline void mt_fill_one(uint32_t* out, size_t n, uint32_t* key, int64_t* pos) {
-  mt_words(key, *pos, out, n);
+// The integer loops below (twist, tempering, the jump's window XORs) give the
+// same bits on every ISA; they are compiled per SIMD level and run at the
+// dispatched one (dispatch.h's run_at_level), so ASCEND_RAND_SIMD lowers them
+// as it lowers every other kernel.
+inline void mt_fill_one(uint32_t* out, size_t n, uint32_t* key, int64_t* pos) {
+  run_at_level([&](auto) { mt_words(key, *pos, out, n); });
 }
 
-ASCEND_RAND_CLONES inline void mt_fill_streams(uint32_t* out, size_t n, size_t streams,
-                                               uint32_t* keys, int64_t* pos, size_t s_begin,
-                                               size_t s_end) {
+inline void mt_fill_streams_here(uint32_t* out, size_t n, size_t streams, uint32_t* keys,
+                                 int64_t* pos, size_t s_begin, size_t s_end) {
   const size_t rows = (n + streams - 1) / streams;
   std::vector<uint32_t> tile(kMtGroup * kMtTileRows);
   for (size_t r0 = 0; r0 < rows; r0 += kMtTileRows) {
@@ -58,6 +61,11 @@ ASCEND_RAND_CLONES inline void mt_fill_streams(uint32_t* out, size_t n, size_t s
       }
     }
   }
+}
+
+inline void mt_fill_streams(uint32_t* out, size_t n, size_t streams, uint32_t* keys, int64_t* pos,
+                            size_t s_begin, size_t s_end) {
+  run_at_level([&](auto) { mt_fill_streams_here(out, n, streams, keys, pos, s_begin, s_end); });
 }
 
 inline void mt19937_fill(uint32_t* out, size_t n, uint32_t* keys, int64_t* pos, size_t streams) {
@@ -86,8 +94,8 @@ inline void mt19937_fill(uint32_t* out, size_t n, uint32_t* keys, int64_t* pos, 
 typedef uint32_t MtVec8 __attribute__((vector_size(32)));
 constexpr int kMtApplyVecs = 13;  // 13 x 8 words of the window per pass, held in registers
 
-ASCEND_RAND_CLONES inline void mt_apply_polynomial(const uint64_t* g, size_t gwords, size_t offset,
-                                                   const uint32_t* key, uint32_t* out) {
+inline void mt_apply_polynomial_here(const uint64_t* g, size_t gwords, size_t offset,
+                                     const uint32_t* key, uint32_t* out) {
   std::vector<uint32_t> terms;  // i + offset for every nonzero g_i
   for (size_t w = 0; w < gwords; ++w)
     for (uint64_t bits = g[w]; bits; bits &= bits - 1)
@@ -113,6 +121,11 @@ ASCEND_RAND_CLONES inline void mt_apply_polynomial(const uint64_t* g, size_t gwo
     }
     std::memcpy(out + c, acc, sizeof(acc));
   }
+}
+
+inline void mt_apply_polynomial(const uint64_t* g, size_t gwords, size_t offset, const uint32_t* key,
+                                uint32_t* out) {
+  run_at_level([&](auto) { mt_apply_polynomial_here(g, gwords, offset, key, out); });
 }
 
 // n + add as limbs (add may be negative; the result must be >= 0).

@@ -176,6 +176,7 @@ void bind_mt(py::module_& m) {
         "MT19937's uniform conversions of the engine words `words` into out, scaled to "
         "fl(fl(x * span) + low) when `scaled`.");
   m.def("mt19937_square_kernel", [] {
-    return ascend_rand::gf2::cpu_has_pclmul() ? "pclmul" : "portable";
+    using K = ascend_rand::gf2::SquareKernel;
+    return ascend_rand::gf2::resolve_kernel(K::kAuto) == K::kPclmul ? "pclmul" : "portable";
   }, "The carry-less squaring kernel 'auto' picks on this CPU.");
 }

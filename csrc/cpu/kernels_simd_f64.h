@@ -1,0 +1,106 @@
+// The float64 ziggurat's fast path with intrinsics: for a tile of words, each
+// element's value +-mag * W[layer] and the list of the elements that leave the
+// fast path (mag >= K[layer]), 8 elements per step on AVX-512 and 4 on AVX2.
+// Element i reads u = (word 2i << 32) | word 2i+1 (core/normal.h): the two
+// words loaded as one little-endian 64-bit lane are u with its halves swapped.
+// The table lookups are gathers: W and K are 64-bit, so a lookup of 8 lanes is
+// one gather of 8 loads, where the float32 path's 16-bit planes would need 32
+// permutes.  mag < 2^52, so its conversion to float64 is exact at every level
+// (AVX2: the bits of 2^52 + mag minus 2^52).  The callers (normal_f64.h) run
+// the queued retries of the listed elements.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/normal.h"
+#include "core/ziggurat_tables.h"
+#include "cpu/dispatch.h"
+#include "cpu/philox_simd.h"  // the intrinsics headers
+
+namespace ascend_rand {
+namespace simd_kernels {
+
+// The portable fast path over elements [first, m): z[i] and the rejected indices.
+inline size_t ziggurat_f64_fast_portable(const uint32_t* w, size_t first, size_t m, double* z,
+                                         uint32_t* rejected) {
+  size_t count = 0;
+  for (size_t i = first; i < m; ++i) {
+    const uint64_t u = join64(w[2 * i], w[2 * i + 1]);
+    rejected[count] = static_cast<uint32_t>(i);
+    count += ziggurat_f64_fast(u, &z[i]) ? 0 : 1;
+  }
+  return count;
+}
+
+#if ASCEND_RAND_X86_SIMD
+
+// rejected needs room for m + 8 entries (each step stores 8).
+ASCEND_RAND_TARGET_AVX512 ASCEND_RAND_NOINLINE inline size_t ziggurat_f64_fast_avx512(
+    const uint32_t* w, size_t m, double* z, uint32_t* rejected) {
+  const __m512i byte = _mm512_set1_epi64(0xFF);
+  const __m512i sign_bit = _mm512_set1_epi64(static_cast<long long>(uint64_t{1} << 63));
+  const __m256i eight = _mm256_set1_epi32(8);
+  __m256i at = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);  // the lanes' element indices
+  size_t count = 0;
+  size_t i = 0;
+  for (; m - i >= 8; i += 8) {
+    // (hi << 32) | lo from the lane lo | hi << 32
+    const __m512i u = _mm512_ror_epi64(_mm512_loadu_si512(w + 2 * i), 32);
+    const __m512i layer = _mm512_and_si512(u, byte);
+    const __m512i mag = _mm512_srli_epi64(u, 12);
+    const __m512d scale = _mm512_i64gather_pd(layer, ziggurat::kW_f64, 8);
+    const __m512i limit = _mm512_i64gather_epi64(layer, ziggurat::kK_f64, 8);
+    const __m512d x = _mm512_mul_pd(_mm512_cvtepu64_pd(mag), scale);
+    // negate_if(x, bit 8 of u): x ^ ((u << 55) & sign bit)
+    const __m512i zbits =
+        _mm512_ternarylogic_epi64(_mm512_castpd_si512(x), _mm512_slli_epi64(u, 55), sign_bit, 0x78);
+    _mm512_storeu_si512(z + i, zbits);
+    const __mmask8 rej = _mm512_cmpge_epu64_mask(mag, limit);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(rejected + count), _mm256_maskz_compress_epi32(rej, at));
+    at = _mm256_add_epi32(at, eight);
+    count += static_cast<size_t>(__builtin_popcount(rej));
+  }
+  return count + ziggurat_f64_fast_portable(w, i, m, z, rejected + count);
+}
+
+ASCEND_RAND_TARGET_AVX2 ASCEND_RAND_NOINLINE inline size_t ziggurat_f64_fast_avx2(
+    const uint32_t* w, size_t m, double* z, uint32_t* rejected) {
+  const __m256i byte = _mm256_set1_epi64x(0xFF);
+  const __m256i sign_bit = _mm256_set1_epi64x(static_cast<long long>(uint64_t{1} << 63));
+  const __m256i two52_bits = _mm256_set1_epi64x(0x4330000000000000LL);
+  const __m256d two52 = _mm256_set1_pd(0x1p52);
+  size_t count = 0;
+  size_t i = 0;
+  for (; m - i >= 4; i += 4) {
+    const __m256i u = _mm256_shuffle_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2 * i)), 0xB1);
+    const __m256i layer = _mm256_and_si256(u, byte);
+    const __m256i mag = _mm256_srli_epi64(u, 12);
+    const __m256d scale = _mm256_i64gather_pd(ziggurat::kW_f64, layer, 8);
+    const __m256i limit =
+        _mm256_i64gather_epi64(reinterpret_cast<const long long*>(ziggurat::kK_f64), layer, 8);
+    const __m256d magd = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(mag, two52_bits)), two52);
+    const __m256d x = _mm256_mul_pd(magd, scale);
+    const __m256i sign = _mm256_and_si256(_mm256_slli_epi64(u, 55), sign_bit);
+    _mm256_storeu_pd(z + i, _mm256_castsi256_pd(_mm256_xor_si256(_mm256_castpd_si256(x), sign)));
+    // mag and K are below 2^52: a signed compare is exact; rejected: mag >= K
+    uint32_t rej = static_cast<uint32_t>(
+        _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(limit, mag)))) ^ 0xFu;
+    for (; rej != 0; rej &= rej - 1) rejected[count++] = static_cast<uint32_t>(i + __builtin_ctz(rej));
+  }
+  return count + ziggurat_f64_fast_portable(w, i, m, z, rejected + count);
+}
+
+#endif  // ASCEND_RAND_X86_SIMD
+
+template <SimdLevel L>
+inline size_t ziggurat_f64_fast_at(const uint32_t* w, size_t m, double* z, uint32_t* rejected) {
+#if ASCEND_RAND_X86_SIMD
+  if constexpr (L == SimdLevel::kAvx512) return ziggurat_f64_fast_avx512(w, m, z, rejected);
+  if constexpr (L == SimdLevel::kAvx2) return ziggurat_f64_fast_avx2(w, m, z, rejected);
+#endif
+  return ziggurat_f64_fast_portable(w, 0, m, z, rejected);
+}
+
+}  // namespace simd_kernels
+}  // namespace ascend_rand
