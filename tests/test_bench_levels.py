@@ -419,3 +419,19 @@ def test_levels_real_run_each_child_at_its_level(tmp_path, capsys):
         assert len(base) == len(uniform.DRAWS) and all(r["ratio"] == 1.0 for r in base)
     assert len(saved["targets"]) == 2 * len(run)
     assert re.search(r"uniform float32\s+native\s+1e4\s+scalar", text)
+
+
+def test_the_one_command_script_for_other_machines_is_sound():
+    # bench/run_on_this_machine.sh (for Kunpeng hosts): valid bash, and the commands it
+    # runs are this CLI's.
+    import subprocess
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "bench" / "run_on_this_machine.sh"
+    assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+    text = script.read_text()
+    assert "ascend-rand bench --levels --markdown --json" in text and "ascend-rand info --quick" in text
+    from ascend_rand.cli import build_parser
+
+    args = build_parser().parse_args(["bench", "--levels", "--markdown", "--json", "x.json", "--quick"])
+    assert args.levels is not None and args.markdown and args.quick

@@ -183,15 +183,50 @@ def git_commit():
     return commit or None
 
 
+# aarch64 /proc/cpuinfo has no "model name": the CPU is named by its implementer and part
+# numbers (the Linux kernel's arch/arm64/include/asm/cputype.h lists them).
+ARM_PARTS = {
+    (0x48, 0xD01): "HiSilicon Kunpeng 920 (TaiShan v110)",
+    (0x41, 0xD08): "Arm Cortex-A72",
+    (0x41, 0xD0C): "Arm Neoverse N1",
+    (0x41, 0xD40): "Arm Neoverse V1",
+    (0x41, 0xD49): "Arm Neoverse N2",
+    (0x41, 0xD4F): "Arm Neoverse V2",
+}
+
+
+def cpu_name(cpuinfo, fallback="unknown"):
+    r"""The CPU's name from the text of /proc/cpuinfo: x86's "model name", else the
+    aarch64 implementer and part (a Kunpeng 920 reports 0x48 / 0xd01).
+
+    >>> cpu_name("model name\t: Intel(R) Xeon(R) Processor\n")
+    'Intel(R) Xeon(R) Processor'
+    >>> cpu_name("CPU implementer\t: 0x48\nCPU architecture: 8\nCPU part\t: 0xd01\n")
+    'HiSilicon Kunpeng 920 (TaiShan v110)'
+    >>> cpu_name("CPU implementer\t: 0x61\nCPU part\t: 0x022\n")
+    'aarch64 CPU, implementer 0x61, part 0x022'
+    """
+    fields = {}
+    for line in cpuinfo.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() not in fields:
+            fields[key.strip()] = value.strip()
+    if fields.get("model name"):
+        return fields["model name"]
+    implementer, part = fields.get("CPU implementer"), fields.get("CPU part")
+    if implementer and part:
+        try:
+            return ARM_PARTS[int(implementer, 16), int(part, 16)]
+        except (KeyError, ValueError):
+            return f"aarch64 CPU, implementer {implementer}, part {part}"
+    return fallback
+
+
 def machine_info():
-    cpu = platform.processor() or "unknown"
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+        cpu = cpu_name(Path("/proc/cpuinfo").read_text(), platform.processor() or "unknown")
     except OSError:
-        pass
+        cpu = platform.processor() or "unknown"
     versions = {"python": platform.python_version(), "numpy": np.__version__,
                 "ascend_rand": ascend_rand.__version__}
     for name in ("torch", "randomgen"):
