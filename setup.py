@@ -15,6 +15,10 @@ from setuptools import setup
 
 # No fused multiply-add anywhere: it changes float bits (docs/spec.md section 3).
 EXTRA_COMPILE_ARGS = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-pthread"]
+# Extra flags after ours (they win): tools/sanitize.sh builds an ASan + UBSan copy with
+# ASCEND_RAND_EXTRA_CFLAGS="-fsanitize=address,undefined -O1 ..." and the same LDFLAGS.
+EXTRA_COMPILE_ARGS += os.environ.get("ASCEND_RAND_EXTRA_CFLAGS", "").split()
+EXTRA_LINK_ARGS = ["-pthread"] + os.environ.get("ASCEND_RAND_EXTRA_LDFLAGS", "").split()
 
 # Compile the C++ files in parallel (one job per CPU; ASCEND_RAND_BUILD_JOBS overrides).
 ParallelCompile("ASCEND_RAND_BUILD_JOBS", default=0).install()
@@ -44,7 +48,7 @@ ext_modules = [
         depends=HEADERS,
         cxx_std=17,
         extra_compile_args=EXTRA_COMPILE_ARGS,
-        extra_link_args=["-pthread"],
+        extra_link_args=EXTRA_LINK_ARGS,
     )
 ]
 
