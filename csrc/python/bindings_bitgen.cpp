@@ -123,9 +123,18 @@ py::capsule make_capsule(MtBlock* block) {
 
 py::capsule philox_capsule(py::buffer state) {
   const py::buffer_info info = state.request(true);
+  // C-contiguous: the bitgen functions read and write slots 0..7 from info.ptr on (a
+  // strided or reversed view would send them past its buffer: fuzz/fuzz_native.py).
+  bool contiguous = true;
+  py::ssize_t stride = info.itemsize;
+  for (py::ssize_t d = info.ndim - 1; d >= 0; --d) {
+    if (info.shape[d] > 1 && info.strides[d] != stride) contiguous = false;
+    stride *= info.shape[d];
+  }
   if (info.itemsize != 8 || info.format != py::format_descriptor<uint64_t>::format() ||
-      info.size != kSlots)
-    throw py::value_error("philox_bitgen: state must be a writable buffer of 8 uint64 slots");
+      info.size != kSlots || !contiguous)
+    throw py::value_error(
+        "philox_bitgen: state must be a writable C-contiguous buffer of 8 uint64 slots");
   auto* block = new MtBlock{};
   block->bitgen = bitgen_t{info.ptr, philox_next_uint64, philox_next_uint32, philox_next_double,
                            philox_next_raw};

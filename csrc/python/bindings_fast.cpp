@@ -82,15 +82,61 @@ enum Kernel {
 };
 
 // What guards memory, checked before anything is reserved or written: the
-// kernel code, and the output's size where the parameters imply another.
-void check(size_t n, int kernel, const py::tuple& p) {
+// kernel code, the output's dtype (its item size and kind: the bytes the kernel
+// writes, never into object references), the enum codes the kernel switches on,
+// and the output's size where the parameters imply another.  plan.fast comes
+// from ascend_rand/backend/native.py, but these functions are importable, and a
+// hand-made plan (fuzz/fuzz_native.py found one: an int8 or object dtype for a
+// 64-bit kernel) must get a ValueError, not a heap overflow.
+void check(const py::dtype& dtype, size_t n, int kernel, const py::tuple& p) {
   if (kernel < kRaw || kernel > kPermutation)
     throw py::value_error("philox_draw: unknown kernel code " + std::to_string(kernel));
-  if (kernel == kBernoulliPacked &&
-      ascend_rand::mask_bytes(static_cast<size_t>(u64(p, 0))) != n)
-    throw py::value_error("philox_draw: out does not hold the mask of that many bits");
-  if (kernel == kPermutation && u64(p, 0) < n)
-    throw py::value_error("philox_draw: a permutation fills at most n int64 entries");
+  const char kind = dtype.kind();
+  const py::ssize_t size = dtype.itemsize();
+  const bool integral = (kind == 'i' || kind == 'u') && !dtype.has_fields();
+  bool ok = false;
+  switch (kernel) {
+    case kRaw:
+      ok = kind == 'u' && (size == 4 || size == 8);
+      break;
+    case kUniform:
+    case kNormal:
+    case kTruncated: {
+      static constexpr py::ssize_t kFloatSize[] = {4, 8, 2, 2};  // FloatFormat order
+      const int f = integer(p, 0);
+      if (f < 0 || f > 3) throw py::value_error("philox_draw: unknown float format code");
+      // bfloat16 (ml_dtypes) is a kind-'V' dtype without fields.
+      ok = size == kFloatSize[f] && (kind == 'f' || (kind == 'V' && !dtype.has_fields()));
+      if (kernel == kNormal && (integer(p, 1) < 0 || integer(p, 1) > 1))
+        throw py::value_error("philox_draw: unknown normal method code");
+      if (kernel == kTruncated && (integer(p, 4) < 0 || integer(p, 4) > 2))
+        throw py::value_error("philox_draw: unknown truncated normal method code");
+      break;
+    }
+    case kIntegers:
+      ok = integral && (size == 1 || size == 2 || size == 4 || size == 8);
+      break;
+    case kBernoulli:
+      ok = size == 1 && (kind == 'b' || integral);
+      if (u64(p, 0) > ascend_rand::kAllOnesThreshold)
+        throw py::value_error("philox_draw: threshold must be <= 2**32");
+      break;
+    case kBernoulliPacked:
+      ok = size == 1 && kind == 'u';
+      if (ascend_rand::mask_bytes(static_cast<size_t>(u64(p, 0))) != n)
+        throw py::value_error("philox_draw: out does not hold the mask of that many bits");
+      if (u64(p, 1) > ascend_rand::kAllOnesThreshold)
+        throw py::value_error("philox_draw: threshold must be <= 2**32");
+      break;
+    case kPermutation:
+      ok = integral && size == 8;
+      if (u64(p, 0) < n)
+        throw py::value_error("philox_draw: a permutation fills at most n int64 entries");
+      break;
+  }
+  if (!ok)
+    throw py::value_error("philox_draw: kernel code " + std::to_string(kernel) +
+                          " cannot write dtype " + py::str(dtype).cast<std::string>());
 }
 
 // Fills `out` (a new C-contiguous array of the plan's dtype and item count) from w.
@@ -219,8 +265,8 @@ bool read_fast(PyObject* plan, Fast* f) {
 
 // The new output, its size checked against the kernel's parameters.
 py::array allocate(const Fast& f) {
-  py::array out(f.dtype, f.shape);
-  check(static_cast<size_t>(out.size()), f.kernel, f.params);
+  py::array out(f.dtype, f.shape);  // nothing is written before check()
+  check(f.dtype, static_cast<size_t>(out.size()), f.kernel, f.params);
   return out;
 }
 

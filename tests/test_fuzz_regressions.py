@@ -1,0 +1,126 @@
+"""Regression tests for what fuzz/fuzz_native.py and tools/sanitize.sh found.
+
+1. The small-draw functions ``_native.stateless_draw`` / ``philox_draw`` allocated the
+   output in the dtype a plan's ``fast`` form named and ran the kernel its code named,
+   without checking that the two fit: a hand-made plan with an int8 dtype and the
+   permutation kernel wrote 8 bytes per 1-byte element (a heap overflow AddressSanitizer
+   reported), and an object dtype with the raw-words kernel wrote random bits over
+   object references (a segfault when the array was read or freed).  Unknown normal /
+   truncated-normal method codes reached the kernels unchecked, and a refused code
+   after the reservation had already consumed a Generator offset.  Now every such plan
+   is a ValueError before anything is allocated into, reserved or written.
+2. ``_native.philox_bitgen`` took any 8-slot uint64 buffer, strided or reversed ones
+   too, and numpy's draws through the capsule then read and wrote 8 contiguous slots
+   from the first element's address: past the end of a reversed array.  Now it needs a
+   C-contiguous buffer.
+
+The sanitized suite (tools/sanitize.sh) runs this file, so a reintroduced overflow is
+an ASan report there even where the plain build survives it.
+"""
+
+from array import array
+
+import numpy as np
+import pytest
+
+from ascend_rand.backend import native as native_backend
+
+NATIVE = native_backend._native
+pytestmark = pytest.mark.skipif(NATIVE is None, reason="needs the native core")
+
+MASK32 = 0xFFFFFFFF
+
+
+class Plan:
+    """A plan as the small-draw functions read it: only its ``fast`` attribute."""
+
+    def __init__(self, dtype, shape, kernel, params, scalar=False, words=0):
+        self.fast = (np.dtype(dtype), shape, scalar, kernel, words, params)
+
+
+# (dtype, kernel code, params): each dtype is one the kernel cannot write.
+MISMATCHED = [
+    (np.int8, 7, (4,)),           # permutation writes int64
+    (object, 0, ()),              # raw words over object references
+    (np.uint16, 0, ()),           # raw words are uint32 or uint64
+    (np.float32, 0, ()),
+    (np.float16, 1, (1, 0.0, 1.0, False)),     # uniform float64 into 2-byte items
+    (np.float64, 1, (2, 0.0, 1.0, False)),     # uniform float16 into 8-byte items
+    (object, 3, (1, 0, 0.0, 1.0, False)),      # normal float64 over object references
+    (np.dtype([("a", "<u4"), ("b", "<u4")]), 2, (0, 5)),  # integers into a structured dtype
+    (np.float64, 2, (0, 5)),      # integers into a float
+    (np.int16, 5, (2**31,)),      # Bernoulli writes one byte
+    (np.int64, 6, (16, 2**31)),   # packed mask bytes
+]
+
+
+@pytest.mark.parametrize("dtype,kernel,params", MISMATCHED)
+def test_stateless_draw_refuses_a_dtype_the_kernel_cannot_write(dtype, kernel, params):
+    plan = Plan(dtype, (4,) if kernel != 6 else (16,), kernel, params)
+    with pytest.raises(ValueError, match=f"kernel code {kernel} cannot write dtype"):
+        NATIVE.stateless_draw(7, (0, 0), plan)
+
+
+@pytest.mark.parametrize("kernel,params,message", [
+    (3, (0, 2, 0.0, 1.0, False), "unknown normal method code"),
+    (3, (0, 99, 0.0, 1.0, False), "unknown normal method code"),
+    (4, (0, 0.0, 1.0, False, 3, -2.0, 2.0, 4.0, 0.0, 0.0, False), "unknown truncated normal method"),
+    (1, (4, 0.0, 1.0, False), "unknown float format code"),
+    (5, (2**32 + 1,), "threshold must be <= 2\\*\\*32"),
+])
+def test_stateless_draw_refuses_unknown_codes(kernel, params, message):
+    with pytest.raises(ValueError, match=message):
+        NATIVE.stateless_draw(7, (0, 0), Plan(np.float32 if kernel != 5 else np.bool_, (3,),
+                                              kernel, params))
+
+
+def test_philox_draw_refusing_a_plan_reserves_no_offset():
+    slots = np.zeros(8, np.uint64)
+    slots[1] = 41  # offset 41, the common case otherwise
+    calls = []
+
+    def acquire():
+        calls.append("acquire")
+
+    for plan in (Plan(np.int8, (4,), 7, (4,)), Plan(object, (2,), 0, ()),
+                 Plan(np.float32, (2,), 3, (0, 5, 0.0, 1.0, False))):
+        with pytest.raises(ValueError):
+            NATIVE.philox_draw(slots, acquire, acquire, plan)
+    assert int(slots[1]) == 41 and calls == []
+
+
+def test_a_fitting_hand_made_plan_still_draws_the_stream(ref):
+    # The raw-words kernel into uint32 and uint64: words of the stream (key, (lo, hi)) by
+    # the reference Philox written from docs/spec.md in tests/conftest.py.
+    key, lo, hi = 0x0123456789ABCDEF, 2**64 - 1, 5
+    words = ref.words(key, (lo, hi), 10)
+    got32 = NATIVE.stateless_draw(key, (lo, hi), Plan(np.uint32, (10,), 0, (), words=10))
+    assert got32.dtype == np.uint32 and got32.tolist() == words
+    got64 = NATIVE.stateless_draw(key, (lo, hi), Plan(np.uint64, (5,), 0, (), words=10))
+    # uint64 raw words: two words per element, the first the high half (docs/spec.md).
+    assert got64.tolist() == ref.raw_u64(words, 5)
+    # A permutation into int64 still passes the new checks: a permutation of range(6).
+    perm = NATIVE.stateless_draw(key, (0, 0), Plan(np.int64, (6,), 7, (6,), words=12))
+    assert sorted(perm.tolist()) == list(range(6))
+
+
+# np.ulonglong: the buffer format "Q" the engine's array("Q") slots export (np.uint64's
+# is "L" on Linux, refused already by its format).
+@pytest.mark.parametrize("make", [
+    lambda: np.zeros(8, np.ulonglong)[::-1],
+    lambda: np.zeros(16, np.ulonglong)[::2],
+    lambda: np.zeros((2, 8), np.ulonglong)[:, :4],
+])
+def test_philox_bitgen_refuses_a_strided_buffer(make):
+    with pytest.raises(ValueError, match="C-contiguous buffer of 8 uint64 slots"):
+        NATIVE.philox_bitgen(make())
+
+
+@pytest.mark.parametrize("make", [
+    lambda: array("Q", range(8)),
+    lambda: np.arange(8, dtype=np.ulonglong),
+    lambda: np.arange(8, dtype=np.ulonglong).reshape(2, 4),
+])
+def test_philox_bitgen_accepts_contiguous_slots(make):
+    capsule = NATIVE.philox_bitgen(make())
+    assert type(capsule).__name__ == "PyCapsule"
