@@ -9,7 +9,13 @@
    truncated-normal method codes reached the kernels unchecked, and a refused code
    after the reservation had already consumed a Generator offset.  Now every such plan
    is a ValueError before anything is allocated into, reserved or written.
-2. ``_native.philox_bitgen`` took any 8-slot uint64 buffer, strided or reversed ones
+2. A packed mask of n bits is ceil(n / 128) * 16 bytes; ``mask_bytes`` computed it as
+   (n + 127) / 128 * 16, which wraps for n >= 2**64 - 127: a mask of 2**64 - 1 bits
+   was "0 bytes", an empty ``out`` passed the size check, and the all-zero/all-one
+   threshold path memset 2**61 bytes (a segfault; found writing the harness's edge
+   values for ``_native.bernoulli_packed``).  Now such an n needs 2**61 bytes and is
+   refused.
+3. ``_native.philox_bitgen`` took any 8-slot uint64 buffer, strided or reversed ones
    too, and numpy's draws through the capsule then read and wrote 8 contiguous slots
    from the first element's address: past the end of a reversed array.  Now it needs a
    C-contiguous buffer.
@@ -102,6 +108,31 @@ def test_a_fitting_hand_made_plan_still_draws_the_stream(ref):
     # A permutation into int64 still passes the new checks: a permutation of range(6).
     perm = NATIVE.stateless_draw(key, (0, 0), Plan(np.int64, (6,), 7, (6,), words=12))
     assert sorted(perm.tolist()) == list(range(6))
+
+
+@pytest.mark.parametrize("bits", [2**64 - 1, 2**64 - 64, 2**64 - 127])
+@pytest.mark.parametrize("threshold", [0, 2**31, 2**32])
+def test_bernoulli_packed_refuses_a_bit_count_whose_mask_size_wrapped(bits, threshold):
+    with pytest.raises(ValueError, match="bernoulli_packed: out has 0 items, expected 2305843009213693952"):
+        NATIVE.bernoulli_packed(np.empty(0, np.uint8), 1, 0, 0, bits, threshold, None)
+    with pytest.raises(ValueError, match="does not hold the mask of that many bits"):
+        NATIVE.stateless_draw(1, (0, 0), Plan(np.uint8, (0,), 6, (bits, threshold)))
+
+
+@pytest.mark.parametrize("bits", [0, 1, 127, 128, 129, 1000, 2**16 + 1])
+def test_packed_mask_sizes_are_whole_128_bit_groups(bits):
+    # ceil(bits / 128) groups of 16 bytes, in Python ints.
+    nbytes = -(-bits // 128) * 16
+    out = np.full(nbytes, 0xAA, np.uint8)
+    NATIVE.bernoulli_packed(out, 3, 0, 0, bits, 0, None)
+    assert out.tolist() == [0] * nbytes
+    ones = np.zeros(nbytes, np.uint8)
+    NATIVE.bernoulli_packed(ones, 3, 0, 0, bits, 2**32, None)
+    # All bits set up to `bits`, zero padding after (a threshold of 2**32 keeps every bit).
+    want = [0xFF] * (bits // 8) + ([(1 << bits % 8) - 1] if bits % 8 else [])
+    assert ones.tolist() == want + [0] * (nbytes - len(want))
+    with pytest.raises(ValueError, match=f"expected {nbytes}"):
+        NATIVE.bernoulli_packed(np.empty(nbytes + 16, np.uint8), 3, 0, 0, bits, 0, None)
 
 
 # np.ulonglong: the buffer format "Q" the engine's array("Q") slots export (np.uint64's

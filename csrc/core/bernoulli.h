@@ -20,8 +20,10 @@ constexpr uint64_t kAllOnesThreshold = uint64_t{1} << 32;
 // Ascend pads a packed mask to whole 128-bit groups: ceil(n / 128) * 16 bytes.
 constexpr size_t kMaskGroupBits = 128;
 
+// (Rounded up without n + 127, which wraps for n near 2**64 and made a mask of
+// 2**64 - 1 bits 0 bytes long: a caller's empty buffer then passed the size check.)
 ASCEND_RAND_HD size_t mask_bytes(size_t n) {
-  return (n + kMaskGroupBits - 1) / kMaskGroupBits * (kMaskGroupBits / 8);
+  return (n / kMaskGroupBits + (n % kMaskGroupBits != 0)) * (kMaskGroupBits / 8);
 }
 
 // Per-element probability p (a float32): the float comparison, with p = 1
