@@ -10,7 +10,9 @@
 # max_allocation_size_mb ends the process even with allocator_may_return_null=1.
 #
 # The copy lives in $SANITIZE_DIR (default /tmp/ascend_rand-sanitize): the checkout's own
-# build/ and in-place extension are never touched.  Python is $SANITIZE_PYTHON (default
+# build/ and in-place extension are never touched.  SANITIZE_REUSE=1 keeps the sanitized
+# extension already built there and only refreshes the Python sources and tests (for a
+# rerun after a test or Python change; csrc/ changes need a build).  Python is $SANITIZE_PYTHON (default
 # .venv/bin/python, else python3); it needs numpy, pybind11, pytest, hypothesis (and
 # atheris for `fuzz`).  Exit status: non-zero on any sanitizer report, test failure or
 # fuzzing finding.
@@ -43,11 +45,18 @@ LIBASAN=$(gcc -print-file-name=libasan.so)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1:max_allocation_size_mb=4096:halt_on_error=1:abort_on_error=0:exitcode=86:detect_stack_use_after_return=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:exitcode=87}
 
-build() {
-  rm -rf "$DIR" && mkdir -p "$DIR"
+copy_tree() {
   # The working tree as it is (uncommitted edits included), without builds and venvs.
   tar --exclude=./.venv --exclude=./build --exclude=./.git --exclude='*.so' \
       --exclude=./ascend_rand/_native_build_error.txt -cf - . | tar -xf - -C "$DIR"
+}
+
+build() {
+  if [ "${SANITIZE_REUSE:-0}" = 1 ] && ls "$DIR"/ascend_rand/_native*.so >/dev/null 2>&1; then
+    copy_tree; echo "sanitize: reusing $(ls "$DIR"/ascend_rand/_native*.so)"; return
+  fi
+  rm -rf "$DIR" && mkdir -p "$DIR"
+  copy_tree
   local jobs=${ASCEND_RAND_BUILD_JOBS:-2}
   (cd "$DIR" && ASCEND_RAND_BUILD_JOBS=$jobs \
      ASCEND_RAND_EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1 -g" \
