@@ -15,7 +15,10 @@
    threshold path memset 2**61 bytes (a segfault; found writing the harness's edge
    values for ``_native.bernoulli_packed``).  Now such an n needs 2**61 bytes and is
    refused.
-3. ``_native.philox_bitgen`` took any 8-slot uint64 buffer, strided or reversed ones
+3. ``SecretReserve.take(0)`` on a reserve that never held a byte passed its null buffer
+   to memcpy (undefined even for 0 bytes; UBSan reported it under tests/
+   test_entropy_reserve.py).  take(0) and put(b"") now copy nothing.
+4. ``_native.philox_bitgen`` took any 8-slot uint64 buffer, strided or reversed ones
    too, and numpy's draws through the capsule then read and wrote 8 contiguous slots
    from the first element's address: past the end of a reversed array.  Now it needs a
    C-contiguous buffer.
@@ -133,6 +136,17 @@ def test_packed_mask_sizes_are_whole_128_bit_groups(bits):
     assert ones.tolist() == want + [0] * (nbytes - len(want))
     with pytest.raises(ValueError, match=f"expected {nbytes}"):
         NATIVE.bernoulli_packed(np.empty(nbytes + 16, np.uint8), 3, 0, 0, bits, 0, None)
+
+
+def test_reserve_takes_and_puts_zero_bytes_without_a_buffer():
+    r = NATIVE.SecretReserve()
+    assert r.take(0) == b"" and r.available == 0 and r.taken == 0
+    r.put(b"")
+    r.put(bytearray())
+    assert r.available == 0 and r.take(0) == b""
+    r.put(b"abc")
+    assert r.take(0) == b"" and r.take(3) == b"abc" and r.taken == 3
+    assert r.take(0) == b"" and r.take(1) is None
 
 
 # np.ulonglong: the buffer format "Q" the engine's array("Q") slots export (np.uint64's

@@ -37,13 +37,19 @@ SANITIZE_TESTS=(
   tests/test_entropy_reserve.py tests/test_fuzz_regressions.py tests/test_api_properties.py
 )
 
-LIBASAN=$(gcc -print-file-name=libasan.so)
+# libstdc++ is preloaded too: python itself does not link it, and ASan's __cxa_throw
+# interceptor, set up as libasan loads, must find the real one ("CHECK failed:
+# asan_interceptors.cpp ... real___cxa_throw" on the first C++ exception otherwise).
+PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)"
 # detect_leaks=0: CPython keeps its interned objects and arenas to exit (the leak check is
 # tools/leak_check.py under valgrind).  allocator_may_return_null=1 with a 4 GiB cap: a
 # request past it is a MemoryError in Python (the tests of huge sizes expect one), not a
 # report.  Each report halts the run with a non-zero status.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1:max_allocation_size_mb=4096:halt_on_error=1:abort_on_error=0:exitcode=86:detect_stack_use_after_return=0}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:exitcode=87}
+# Reports go to $DIR/reports/*.PID as well as stderr: pytest captures file descriptor 2,
+# and a report that ends the process would be lost with the capture.
+REPORTS=$DIR/reports
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1:max_allocation_size_mb=4096:halt_on_error=1:abort_on_error=0:exitcode=86:detect_stack_use_after_return=0:log_path=$REPORTS/asan}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:exitcode=87:log_path=$REPORTS/ubsan}
 
 copy_tree() {
   # The working tree as it is (uncommitted edits included), without builds and venvs.
@@ -74,7 +80,16 @@ build() {
 # Python with the sanitizer runtime preloaded (CPython itself is not instrumented) and the
 # sanitized copy first on the path; the check below proves which extension was loaded.
 sanitized() {
-  (cd "$DIR" && LD_PRELOAD="$LIBASAN" PYTHONPATH="$DIR" ASCEND_RAND_NUM_THREADS=2 "$PY" "$@")
+  mkdir -p "$REPORTS"
+  local status=0
+  (cd "$DIR" && LD_PRELOAD="$PRELOAD" PYTHONPATH="$DIR" ASCEND_RAND_NUM_THREADS=2 "$PY" "$@") || status=$?
+  if ls "$REPORTS"/* >/dev/null 2>&1; then
+    echo "sanitize: sanitizer reports (exit status $status):" >&2
+    cat "$REPORTS"/* >&2
+    rm -f "$REPORTS"/*
+    return 1
+  fi
+  return "$status"
 }
 
 check_loaded() {
@@ -89,12 +104,14 @@ run_tests() {
   check_loaded
   local files=("$@")
   [ ${#files[@]} -eq 0 ] && files=("${SANITIZE_TESTS[@]}")
-  sanitized -m pytest -q -p no:cacheprovider -x "${files[@]}"
+  # --capture=sys: pytest leaves file descriptor 2 alone, so that a UBSan report (which
+  # ignores log_path when it runs inside ASan's runtime) reaches the log.
+  sanitized -m pytest -q -p no:cacheprovider --capture=sys -x "${files[@]}"
 }
 
 run_fuzz() {
   check_loaded
-  LD_PRELOAD="$LIBASAN" PYTHONPATH="$DIR" ASCEND_RAND_NUM_THREADS=2 FUZZ_DIR="$DIR/fuzz" \
+  LD_PRELOAD="$PRELOAD" PYTHONPATH="$DIR" ASCEND_RAND_NUM_THREADS=2 FUZZ_DIR="$DIR/fuzz" \
     bash tools/fuzz.sh "$1" "$PY" -rss_limit_mb=8192
 }
 
