@@ -18,6 +18,12 @@
 3. ``SecretReserve.take(0)`` on a reserve that never held a byte passed its null buffer
    to memcpy (undefined even for 0 bytes; UBSan reported it under tests/
    test_entropy_reserve.py).  take(0) and put(b"") now copy nothing.
+5. Arrays at an odd byte offset (``np.frombuffer(buf, offset=1)``, or a view of
+   ``bytes[1:]``) passed every check: the kernels then wrote int64 items through
+   misaligned pointers (undefined behaviour: UBSan, ``store to misaligned address``
+   in ``integers``, found by fuzz/fuzz_native.py under tools/sanitize.sh, reachable
+   from ``Generator.integers(out=...)``).  Every buffer a binding reads or writes
+   must now be aligned to its item size, as it must be C-contiguous.
 4. ``_native.philox_bitgen`` took any 8-slot uint64 buffer, strided or reversed ones
    too, and numpy's draws through the capsule then read and wrote 8 contiguous slots
    from the first element's address: past the end of a reversed array.  Now it needs a
@@ -155,9 +161,10 @@ def test_reserve_takes_and_puts_zero_bytes_without_a_buffer():
     lambda: np.zeros(8, np.ulonglong)[::-1],
     lambda: np.zeros(16, np.ulonglong)[::2],
     lambda: np.zeros((2, 8), np.ulonglong)[:, :4],
+    lambda: np.zeros(65, np.uint8)[1:].view(np.ulonglong),
 ])
 def test_philox_bitgen_refuses_a_strided_buffer(make):
-    with pytest.raises(ValueError, match="C-contiguous buffer of 8 uint64 slots"):
+    with pytest.raises(ValueError, match="C-contiguous, aligned buffer of 8 uint64 slots"):
         NATIVE.philox_bitgen(make())
 
 
@@ -169,3 +176,44 @@ def test_philox_bitgen_refuses_a_strided_buffer(make):
 def test_philox_bitgen_accepts_contiguous_slots(make):
     capsule = NATIVE.philox_bitgen(make())
     assert type(capsule).__name__ == "PyCapsule"
+
+
+def misaligned(dtype, n):
+    """n items of dtype one byte into a byte buffer: C-contiguous, not aligned."""
+    dtype = np.dtype(dtype)
+    a = np.zeros(n * dtype.itemsize + 1, np.uint8)[1:].view(dtype)
+    assert a.flags.c_contiguous and not a.flags.aligned
+    return a
+
+
+@pytest.mark.parametrize("call", [
+    lambda: NATIVE.integers(misaligned(np.int64, 9), 1, 0, 0, 0, 5, None),
+    lambda: NATIVE.raw(misaligned(np.uint32, 9), 1, 0, 0, None),
+    lambda: NATIVE.uniform(misaligned(np.float64, 9), 1, 0, 0, "float64", 0.0, 1.0, False, None),
+    lambda: NATIVE.normal(misaligned(np.float32, 9), 1, 0, 0, "float32", "ziggurat", 0.0, 1.0,
+                          False, None),
+    lambda: NATIVE.permutation(misaligned(np.int64, 4), 1, 0, 0, 4, None),
+    lambda: NATIVE.raw(np.zeros(4, np.uint32), 1, 0, 0, misaligned(np.uint32, 4)),
+    lambda: NATIVE.mt19937_fill(np.zeros(4, np.uint32), misaligned(np.uint32, 624),
+                                np.zeros(1, np.int64)),
+    lambda: NATIVE.derive(misaligned(np.uint64, 3), np.zeros(3, np.uint64), np.zeros(3, np.uint64)),
+    lambda: NATIVE.apply_mask(misaligned(np.float32, 8), np.ones(8, np.float32),
+                              np.full(1, 255, np.uint8), 2.0),
+    lambda: NATIVE.philox_draw(misaligned(np.uint64, 8), None, None, None),
+])
+def test_bindings_refuse_misaligned_buffers(call):
+    # (derive's wrong-buffer error has always been a TypeError; the others ValueError.)
+    with pytest.raises((ValueError, TypeError), match="aligned"):
+        call()
+
+
+def test_generator_integers_into_a_misaligned_out_is_refused_by_the_native_backend():
+    import ascend_rand
+
+    out = misaligned(np.int64, 9)
+    with pytest.raises(ValueError, match="aligned"):
+        ascend_rand.Generator(3, backend="native").integers(0, 5, out=out)
+    # An aligned out of the same draw is filled with values in [0, 5).
+    ok = np.empty(9, np.int64)
+    ascend_rand.Generator(3, backend="native").integers(0, 5, out=ok)
+    assert ok.min() >= 0 and ok.max() < 5

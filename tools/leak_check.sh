@@ -19,6 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${1:-$([ -x .venv/bin/python ] && echo "$PWD/.venv/bin/python" || echo python3)}
+case $PY in */*) PY=$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY") ;; esac  # absolute: we cd below
 LOG=${LEAK_LOG:-/tmp/ascend_rand-valgrind.log}
 SCRIPT=$PWD/tools/leak_check.py
 

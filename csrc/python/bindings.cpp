@@ -21,8 +21,8 @@ namespace {
 
 // The writable, C-contiguous data of `out`, whose items must be `itemsize` bytes.
 void* output_data(py::array& out, py::ssize_t itemsize) {
-  if (!(out.flags() & py::array::c_style))
-    throw py::value_error("out must be C-contiguous");
+  if (!ascend_rand_bindings::c_contiguous_aligned(out))
+    throw py::value_error("out must be C-contiguous and aligned");
   if (!out.writeable()) throw py::value_error("out is not writable");
   if (out.itemsize() != itemsize)
     throw py::type_error("out has item size " + std::to_string(out.itemsize()) + ", expected " +

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/conversions.h"
+#include "python/bindings_common.h"
 #include "core/mt19937.h"
 #include "core/philox.h"
 
@@ -125,7 +126,7 @@ py::capsule philox_capsule(py::buffer state) {
   const py::buffer_info info = state.request(true);
   // C-contiguous: the bitgen functions read and write slots 0..7 from info.ptr on (a
   // strided or reversed view would send them past its buffer: fuzz/fuzz_native.py).
-  bool contiguous = true;
+  bool contiguous = reinterpret_cast<uintptr_t>(info.ptr) % alignof(uint64_t) == 0;  // and aligned
   py::ssize_t stride = info.itemsize;
   for (py::ssize_t d = info.ndim - 1; d >= 0; --d) {
     if (info.shape[d] > 1 && info.strides[d] != stride) contiguous = false;
@@ -134,7 +135,7 @@ py::capsule philox_capsule(py::buffer state) {
   if (info.itemsize != 8 || info.format != py::format_descriptor<uint64_t>::format() ||
       info.size != kSlots || !contiguous)
     throw py::value_error(
-        "philox_bitgen: state must be a writable C-contiguous buffer of 8 uint64 slots");
+        "philox_bitgen: state must be a writable C-contiguous, aligned buffer of 8 uint64 slots");
   auto* block = new MtBlock{};
   block->bitgen = bitgen_t{info.ptr, philox_next_uint64, philox_next_uint32, philox_next_double,
                            philox_next_raw};
@@ -143,8 +144,8 @@ py::capsule philox_capsule(py::buffer state) {
 
 py::capsule mt_capsule(py::array key, py::array pos) {
   if (key.dtype().kind() != 'u' || key.itemsize() != 4 || key.size() != ascend_rand::kMtN ||
-      !(key.flags() & py::array::c_style) || !key.writeable())
-    throw py::value_error("mt19937_bitgen: key must be a writable C-contiguous 624-word uint32 array");
+      !ascend_rand_bindings::c_contiguous_aligned(key) || !key.writeable())
+    throw py::value_error("mt19937_bitgen: key must be a writable C-contiguous, aligned 624-word uint32 array");
   if (pos.dtype().kind() != 'i' || pos.itemsize() != 8 || pos.size() != 1 || !pos.writeable())
     throw py::value_error("mt19937_bitgen: pos must be a writable int64 array of one entry");
   const int64_t p = *static_cast<const int64_t*>(pos.data());

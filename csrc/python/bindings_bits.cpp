@@ -20,8 +20,8 @@ namespace {
 
 // The writable, C-contiguous data of `out`: `size` items of `itemsize` bytes.
 void* output_data(py::array& out, py::ssize_t itemsize, size_t size, const char* what) {
-  if (!(out.flags() & py::array::c_style))
-    throw py::value_error(std::string(what) + ": out must be C-contiguous");
+  if (!ascend_rand_bindings::c_contiguous_aligned(out))
+    throw py::value_error(std::string(what) + ": out must be C-contiguous and aligned");
   if (!out.writeable()) throw py::value_error(std::string(what) + ": out is not writable");
   if (out.itemsize() != itemsize)
     throw py::type_error(std::string(what) + ": out has item size " +
@@ -38,8 +38,8 @@ const float* probabilities(const py::object& probs, size_t n, const char* what) 
   if (!py::isinstance<py::array_t<float>>(probs))
     throw py::type_error(std::string(what) + ": probs must be a float32 array");
   const auto arr = py::reinterpret_borrow<py::array>(probs);
-  if (!(arr.flags() & py::array::c_style))
-    throw py::value_error(std::string(what) + ": probs must be C-contiguous");
+  if (!ascend_rand_bindings::c_contiguous_aligned(arr))
+    throw py::value_error(std::string(what) + ": probs must be C-contiguous and aligned");
   if (static_cast<size_t>(arr.size()) != n)
     throw py::value_error(std::string(what) + ": probs has " + std::to_string(arr.size()) +
                           " items, expected " + std::to_string(n));
@@ -98,8 +98,8 @@ void weighted_choice(py::array out, uint64_t key, uint64_t lo, uint64_t hi, cons
   if (!py::isinstance<py::array_t<double>>(p))
     throw py::type_error("weighted_choice: p must be a float64 array");
   const auto weights = py::reinterpret_borrow<py::array>(p);
-  if (!(weights.flags() & py::array::c_style))
-    throw py::value_error("weighted_choice: p must be C-contiguous");
+  if (!ascend_rand_bindings::c_contiguous_aligned(weights))
+    throw py::value_error("weighted_choice: p must be C-contiguous and aligned");
   const size_t n = static_cast<size_t>(weights.size());
   const size_t k = static_cast<size_t>(out.size());
   if (k > n) throw py::value_error("weighted_choice: out is longer than p");
@@ -116,8 +116,8 @@ void weighted_choice(py::array out, uint64_t key, uint64_t lo, uint64_t hi, cons
 void apply_mask(py::array out, const py::array& x, const py::array& mask, double scale) {
   const char* what = "apply_mask";
   const size_t n = static_cast<size_t>(x.size());
-  if (!(x.flags() & py::array::c_style)) throw py::value_error("apply_mask: x must be C-contiguous");
-  if (!py::isinstance<py::array_t<uint8_t>>(mask) || !(mask.flags() & py::array::c_style))
+  if (!ascend_rand_bindings::c_contiguous_aligned(x)) throw py::value_error("apply_mask: x must be C-contiguous and aligned");
+  if (!py::isinstance<py::array_t<uint8_t>>(mask) || !ascend_rand_bindings::c_contiguous_aligned(mask))
     throw py::type_error("apply_mask: mask must be a C-contiguous uint8 array");
   if (static_cast<size_t>(mask.size()) < (n + 7) / 8)
     throw py::value_error("apply_mask: mask holds " + std::to_string(mask.size()) +

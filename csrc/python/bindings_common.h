@@ -44,6 +44,16 @@ void call_releasing_gil(size_t work, Body&& body) {
   }
 }
 
+// -- buffers -----------------------------------------------------------------------------------
+// C-contiguous and aligned to its item size: the kernels read and write whole items
+// through typed pointers, which a view at an odd byte offset (np.frombuffer(buf[1:]))
+// would make misaligned (undefined behaviour; UBSan found one through
+// Generator.integers(out=...) with fuzz/fuzz_native.py).
+inline bool c_contiguous_aligned(const py::array& a) {
+  constexpr int kFlags = py::array::c_style | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  return (a.flags() & kFlags) == kFlags;
+}
+
 // The words of a draw: the Philox stream (key, (lo, hi)) when `words` is None,
 // else the C-contiguous uint32 array `words`, which must hold `needed` words.
 // (key, (lo, hi)) names the retry region either way.
@@ -55,8 +65,8 @@ inline ascend_rand::DrawWords draw_words(uint64_t key, uint64_t lo, uint64_t hi,
   if (!py::isinstance<py::array_t<uint32_t>>(words))
     throw py::type_error(std::string(what) + ": words must be a uint32 array");
   const auto arr = py::reinterpret_borrow<py::array>(words);
-  if (!(arr.flags() & py::array::c_style))
-    throw py::value_error(std::string(what) + ": words must be C-contiguous");
+  if (!c_contiguous_aligned(arr))
+    throw py::value_error(std::string(what) + ": words must be C-contiguous and aligned");
   if (static_cast<size_t>(arr.size()) < needed)
     throw py::value_error(std::string(what) + ": words holds " + std::to_string(arr.size()) +
                           " words, the draw reads " + std::to_string(needed));

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "entropy/hwrng.h"
+#include "python/bindings_common.h"
 
 namespace py = pybind11;
 
@@ -29,8 +30,8 @@ uint64_t* checked_output(py::array& out, const char* name) {
       out.itemsize() != 8)
     throw py::type_error(std::string(name) + ": out must be a uint64 array, got dtype " +
                          std::string(py::str(out.dtype())));
-  if (!(out.flags() & py::array::c_style))
-    throw py::value_error(std::string(name) + ": out must be C-contiguous");
+  if (!ascend_rand_bindings::c_contiguous_aligned(out))
+    throw py::value_error(std::string(name) + ": out must be C-contiguous and aligned");
   if (!out.writeable()) throw py::value_error(std::string(name) + ": out is not writable");
   return static_cast<uint64_t*>(out.mutable_data());
 }

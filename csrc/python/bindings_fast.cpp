@@ -309,8 +309,9 @@ PyObject* philox_draw(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (PyObject_GetBuffer(args[0], &view, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return nullptr;
   PyObject* r = nullptr;
   try {
-    if (view.itemsize != 8 || view.len != 8 * kSlots)
-      throw py::value_error("philox slots: expected a writable buffer of 8 uint64");
+    if (view.itemsize != 8 || view.len != 8 * kSlots ||
+        reinterpret_cast<uintptr_t>(view.buf) % alignof(uint64_t) != 0)
+      throw py::value_error("philox slots: expected a writable, aligned buffer of 8 uint64");
     uint64_t* s = static_cast<uint64_t*>(view.buf);
     Fast f;
     uint64_t offset;

@@ -30,8 +30,8 @@ void check_buffer(const py::array& a, char kind, py::ssize_t itemsize, const cha
                          (kind == 'u' ? "unsigned" : "signed") + " integers of " +
                          std::to_string(itemsize) + " bytes, got dtype " +
                          py::str(a.dtype()).cast<std::string>());
-  if (!(a.flags() & py::array::c_style))
-    throw py::value_error(std::string(what) + ": must be C-contiguous");
+  if (!ascend_rand_bindings::c_contiguous_aligned(a))
+    throw py::value_error(std::string(what) + ": must be C-contiguous and aligned");
   if (writable && !a.writeable()) throw py::value_error(std::string(what) + ": is not writable");
 }
 
@@ -137,8 +137,8 @@ void uniform(py::array out, uint64_t /*key*/, uint64_t /*ctr_lo*/, uint64_t /*ct
   } else {
     throw py::value_error("mt19937_uniform: unknown format '" + fmt + "'");
   }
-  if (!(out.flags() & py::array::c_style))
-    throw py::value_error("mt19937_uniform: out must be C-contiguous");
+  if (!ascend_rand_bindings::c_contiguous_aligned(out))
+    throw py::value_error("mt19937_uniform: out must be C-contiguous and aligned");
   if (!out.writeable()) throw py::value_error("mt19937_uniform: out is not writable");
   if (out.itemsize() != itemsize)
     throw py::type_error("mt19937_uniform: out has item size " + std::to_string(out.itemsize()) +

@@ -22,8 +22,8 @@ using U64Array = py::array_t<uint64_t, py::array::c_style>;
 void derive(py::array out, const py::array& seeds, const py::array& tags) {
   const py::array* arrays[] = {&out, &seeds, &tags};
   for (const py::array* a : arrays) {
-    if (!py::isinstance<U64Array>(*a) || !(a->flags() & py::array::c_style))
-      throw py::type_error("derive: arrays must be C-contiguous uint64");
+    if (!py::isinstance<U64Array>(*a) || !ascend_rand_bindings::c_contiguous_aligned(*a))
+      throw py::type_error("derive: arrays must be C-contiguous, aligned uint64");
     if (a->size() != out.size())
       throw py::value_error("derive: arrays of " + std::to_string(out.size()) + " and " +
                             std::to_string(a->size()) + " items");
