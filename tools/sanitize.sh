@@ -111,8 +111,14 @@ run_tests() {
 
 run_fuzz() {
   check_loaded
+  # With gcc's libasan preloaded, atheris gets no coverage feedback (libasan provides the
+  # coverage symbols; atheris warns so): the run mutates blindly, so it starts from the
+  # corpus a plain-build run grew (tools/fuzz.sh; $FUZZ_SEED_CORPUS) and replays it
+  # under the sanitizers first.
+  local seeds=${FUZZ_SEED_CORPUS:-/tmp/ascend_rand-fuzz/corpus}
+  [ -d "$seeds" ] || seeds=
   LD_PRELOAD="$PRELOAD" PYTHONPATH="$DIR" ASCEND_RAND_NUM_THREADS=2 FUZZ_DIR="$DIR/fuzz" \
-    bash tools/fuzz.sh "$1" "$PY" -rss_limit_mb=8192
+    bash tools/fuzz.sh "$1" "$PY" -rss_limit_mb=8192 ${seeds:+"$seeds"}
 }
 
 case "${1:-all}" in
