@@ -39,4 +39,6 @@ def test_readme_commands_are_what_ci_runs():
     test_command = 'python3 -m venv .venv && .venv/bin/pip install ".[test,torch]" && .venv/bin/pytest'
     demo_command = 'python3 -m venv .venv && .venv/bin/pip install ".[demo]" && .venv/bin/ascend-rand demo'
     assert readme.count(test_command) == 1 and readme.count(demo_command) == 1
-    assert '.venv/bin/pip install -q ".[test,torch]"' in ci and ".venv/bin/pytest" in ci
+    assert '.venv/bin/pip install -q ".[test,torch]" && .venv/bin/pytest' in ci
+    # ... and the demo command, in an environment of its own
+    assert '.venv-demo/bin/pip install -q ".[demo]"' in ci and ".venv-demo/bin/ascend-rand demo" in ci
