@@ -387,7 +387,8 @@ def test_problem_lines(mode, names, fingerprints, expected):
     assert ard._find_problems(mode, names, fingerprints) == expected
 
 
-def test_the_module_examples_run():
+def test_the_module_examples_run(fresh):
+    # (fresh: the examples' init_seeds installs a manager; it must not outlive this test)
     failed, attempted = doctest.testmod(ard, optionflags=doctest.ELLIPSIS)[:2]
     assert attempted >= 3 and failed == 0
 

@@ -21,8 +21,10 @@ without an edit here.
 
 import doctest
 import importlib
+import importlib.util
 import inspect
 import pathlib
+import sys
 
 import pytest
 
@@ -192,8 +194,25 @@ def _doctests(module):
     return tests
 
 
+@pytest.fixture
+def process_seeding_state(monkeypatch):
+    """Examples install process-wide seeding state (distributed.init_seeds' manager, a
+    DataLoader worker's root): start each module's examples without it and drop what
+    they leave, so no example depends on another test file's leftovers."""
+    import ascend_rand.data as ard_data
+
+    monkeypatch.setattr(ard_data, "_worker", None)
+    if "torch" in sys.modules or importlib.util.find_spec("torch") is not None:
+        try:
+            import ascend_rand.distributed as ard
+        except ImportError:
+            return
+        monkeypatch.setattr(ard, "_MANAGER", None)
+        monkeypatch.setattr(ard, "_GROUP", None)
+
+
 @pytest.mark.parametrize("module_name", DOCTEST_MODULES)
-def test_module_doctests(module_name):
+def test_module_doctests(module_name, process_seeding_state):
     module = _import(module_name)
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     report = []

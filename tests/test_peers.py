@@ -30,8 +30,20 @@ IMPORT_NAME = {
     "tensorflow-cpu": "tensorflow",
     "mindspore": "mindspore",
     "torch": "torch",
+    "rich": "rich",
+    # the documentation site (tests/test_docs_site.py builds it)
+    "mkdocs": "mkdocs",
+    "mkdocs-material": "material",
+    "mkdocstrings": "mkdocstrings",
+    "mkdocstrings-python": "mkdocstrings_handlers.python",
+    "griffelib": "griffe",
+    "mkdocs-autorefs": "mkdocs_autorefs",
+    "pymdown-extensions": "pymdownx",
+    "Markdown": "markdown",
 }
-CI_PROGRAMS = ("g++",)  # .ci/run installs it when missing (the native core, the C++ peers)
+# .ci/run installs them when missing: the native core and the C++ peers; the aarch64
+# cross check (tests/test_cross_arch.py); the batteries (tests/test_battery.py).
+CI_PROGRAMS = ("g++", "aarch64-linux-gnu-g++", "qemu-aarch64", "dieharder", "rngtest")
 
 
 def ci_peers():
