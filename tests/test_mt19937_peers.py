@@ -322,3 +322,28 @@ def test_ziggurat_accept_path_on_mt_words(backend, jump_polys, seed, streams):
     z = np.where(sign == 1, -z, z)
     assert accept.mean() > 0.97
     assert got[accept].tobytes() == z[accept].tobytes()
+
+
+@pytest.mark.parametrize("streams", STREAM_COUNTS)
+@pytest.mark.parametrize("seed", SEEDS, ids=str)
+def test_box_muller_and_permutation_on_mt_words(backend, jump_polys, seed, streams):
+    # Box-Muller (spec 5.4) through the independent reference's own float32/float64
+    # elementary functions (tests/data/normal_reference.py), on numpy's jumped words;
+    # the permutation (spec 4A.1): indices sorted by ((w_2i << 32) | w_2i+1, i).
+    import normal_reference as nr  # tests/data, on sys.path by conftest
+
+    ref = Streams(seed, jump_polys, streams, 2 * 201 + 4 * 61 + 2 * 300 + 8)
+    g = ar.Generator(seed, engine="mt19937", streams=streams, backend=backend)
+
+    w = [int(v) for v in ref.draw(2 * 101)]  # 201 elements read 101 pairs
+    got = g.normal(size=201, dtype="float32", method="box_muller")
+    want = np.array(nr.box_muller(w, 201, f64=False), dtype=np.float32)
+    assert got.tobytes() == want.tobytes()
+
+    w = [int(v) for v in ref.draw(4 * 31)]
+    got = g.normal(size=61, dtype="float64", method="box_muller")
+    assert got.tobytes() == np.array(nr.box_muller(w, 61, f64=True), dtype=np.float64).tobytes()
+
+    w = ref.draw(2 * 300)
+    keys = [(int(w[2 * i]) << 32 | int(w[2 * i + 1]), i) for i in range(300)]
+    assert g.permutation(300).tolist() == [i for _, i in sorted(keys)]
