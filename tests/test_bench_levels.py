@@ -141,12 +141,16 @@ def test_select_levels():
 
 def test_child_command_and_environment():
     argv = levels.child_command("distributions", "/t/d.json", quick=True, sizes=[100, 2000])
-    assert argv == [sys.executable, "-m", "ascend_rand", "bench", "--only", "distributions",
+    assert argv == [sys.executable, "-P", "-m", "ascend_rand", "bench", "--only", "distributions",
                     "--json", "/t/d.json", "--quick", "--sizes", "100,2000"]
     assert levels.child_command("uniform", "u.json")[-2:] == ["--json", "u.json"]
     env = levels.child_env("avx2", {"PATH": "/bin", "ASCEND_RAND_SIMD": "avx512",
-                                    "MKL_NUM_THREADS": "8"})
-    assert env == {"PATH": "/bin", "ASCEND_RAND_SIMD": "avx2", "MKL_NUM_THREADS": "1"}
+                                    "MKL_NUM_THREADS": "8", "PYTHONPATH": "/x"})
+    # The child imports this process's copy (its folder first on the path; -P keeps the
+    # child's working directory off it), whichever copy that is.
+    home = str(Path(ascend_rand.__file__).resolve().parents[1])
+    assert env == {"PATH": "/bin", "ASCEND_RAND_SIMD": "avx2", "MKL_NUM_THREADS": "1",
+                   "PYTHONPATH": os.pathsep.join([home, "/x"])}
 
 
 # -- merging, on fabricated children --------------------------------------------------------------

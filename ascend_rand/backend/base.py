@@ -327,12 +327,18 @@ class HostBackend(Backend):
         if plan.count:
             bits = _BITS_VIEW.get(plan.dtype)
             fn = self._fns.get(plan.kernel) or self.kernel(plan.kernel)
+            # The native kernels store whole items and refuse memory not aligned to the
+            # item size (docs/robustness.md); an out at an odd address (a view into a byte
+            # buffer) is filled through an aligned buffer, with the same bits (spec 9).
+            target, flat = (flat, np.empty_like(flat)) if not flat.flags.aligned else (None, flat)
             if words is None:
                 fn(flat if bits is None else flat.view(bits), key, counter[0], counter[1],
                    *plan.params)
             else:
                 fn(flat if bits is None else flat.view(bits), key, counter[0], counter[1],
                    *plan.params, words=words)
+            if target is not None:
+                target[...] = flat
         if plan.reshape and plan.out is None:
             out = out.reshape(plan.shape)
         if plan.finish is not None:

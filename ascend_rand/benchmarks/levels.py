@@ -97,10 +97,13 @@ def select_levels(text, available):
 def child_command(name, json_path, quick=False, sizes=None):
     """The argv that runs benchmark ``name`` in a fresh interpreter, writing ``json_path``.
 
-    >>> child_command("uniform", "u.json", quick=True, sizes=[10, 20])[3:]
-    ['bench', '--only', 'uniform', '--json', 'u.json', '--quick', '--sizes', '10,20']
+    ``-P``: the child does not put its working directory first on ``sys.path``, so it
+    imports the copy of ascend_rand that ``child_env``'s PYTHONPATH names, this one.
+
+    >>> child_command("uniform", "u.json", quick=True, sizes=[10, 20])[1:]
+    ['-P', '-m', 'ascend_rand', 'bench', '--only', 'uniform', '--json', 'u.json', '--quick', '--sizes', '10,20']
     """
-    argv = [sys.executable, "-m", "ascend_rand", "bench", "--only", name, "--json",
+    argv = [sys.executable, "-P", "-m", "ascend_rand", "bench", "--only", name, "--json",
             str(json_path)]
     if quick:
         argv.append("--quick")
@@ -110,13 +113,21 @@ def child_command(name, json_path, quick=False, sizes=None):
 
 
 def child_env(level, environ=None):
-    """This environment with the level forced and MKL on one thread (both read at import).
+    """This environment with the level forced and MKL on one thread (both read at import),
+    and the folder holding this process's ascend_rand first on PYTHONPATH, so that the
+    child measures the same copy (an installed one, or a source checkout).
 
-    >>> child_env("avx2", {"PATH": "/bin", "MKL_NUM_THREADS": "8"})
-    {'PATH': '/bin', 'MKL_NUM_THREADS': '1', 'ASCEND_RAND_SIMD': 'avx2'}
+    >>> env = child_env("avx2", {"PATH": "/bin", "MKL_NUM_THREADS": "8"})
+    >>> env["ASCEND_RAND_SIMD"], env["MKL_NUM_THREADS"], env["PATH"]
+    ('avx2', '1', '/bin')
+    >>> env["PYTHONPATH"].split(os.pathsep)[0] == str(Path(ascend_rand.__file__).resolve().parents[1])
+    True
     """
-    return {**(os.environ if environ is None else environ), "ASCEND_RAND_SIMD": level,
-            "MKL_NUM_THREADS": "1"}
+    environ = dict(os.environ if environ is None else environ)
+    home = str(Path(ascend_rand.__file__).resolve().parents[1])
+    path = [home] + [p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**environ, "ASCEND_RAND_SIMD": level, "MKL_NUM_THREADS": "1",
+            "PYTHONPATH": os.pathsep.join(path)}
 
 
 def run_child(name, level, folder, quick, sizes, runner=subprocess.run):
