@@ -40,6 +40,8 @@ import pytest
 
 from ascend_rand.backend import native as native_backend
 
+import peers  # tests/peers.py
+
 NATIVE = native_backend._native
 pytestmark = pytest.mark.skipif(NATIVE is None, reason="needs the native core")
 
@@ -221,3 +223,20 @@ def test_generator_integers_into_a_misaligned_out_gets_the_aligned_draws_bits():
     ascend_rand.Generator(3, backend="native").integers(0, 5, out=ok)
     assert ok.min() >= 0 and ok.max() < 5 and out.tolist() == ok.tolist()
     assert ascend_rand.Generator(3, backend="numpy").integers(0, 5, size=9).tolist() == ok.tolist()
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("native", marks=peers.needs_native)])
+@pytest.mark.parametrize("replace", [False, True])
+def test_choice_population_beyond_int64_indices_is_refused(backend, replace):
+    # Found by the fuzzer (choice(2**64 + 1, replace=False) reached the NumPy sparse kernel:
+    # OverflowError); choice(2**64 - 1) returned negative int64 "indices".  n <= 2**63.
+    import ascend_rand
+
+    g = ascend_rand.Generator(3, backend=backend)
+    for n in (2**63 + 1, 2**64 - 1, 2**64 + 1, 10**30):
+        with pytest.raises(ValueError, match=rf"a = {n} .*a <= 2\*\*63"):
+            g.choice(n, size=126, replace=replace)
+        with pytest.raises(ValueError, match=rf"a = {n} "):
+            ascend_rand.stateless.choice(n, 1, size=3, replace=replace, backend=backend)
+    top = g.choice(2**63, size=5, replace=replace)
+    assert top.dtype == np.int64 and (top >= 0).all()

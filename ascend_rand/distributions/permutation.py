@@ -87,6 +87,9 @@ def plan_choice(a, size, replace, p):
     what = "choice"
     if type(a) is int or np.ndim(a) == 0:
         n = _population_size(a, "a", what)
+        if n > 2**63:  # the indices are int64: n - 1 must fit (spec 4A.2)
+            raise ValueError(f"{what}: a = {n} is more than the int64 indices it returns can "
+                             f"number (a <= 2**63)")
         pop = None
     else:
         pop = np.asarray(a)
