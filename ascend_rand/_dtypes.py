@@ -38,7 +38,9 @@ def dtype_name(dtype):
         return dtype if dtype in _ALL else None
     try:
         dt = np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError, KeyError, OverflowError):
+        # np.dtype parses strings it is handed inside bytes and other objects: junk such
+        # as b"(," gets a SyntaxError from its comma-string parser (found by the fuzzer)
         return None
     for name, known in _ALL.items():
         if dt == known:

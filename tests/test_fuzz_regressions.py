@@ -240,3 +240,15 @@ def test_choice_population_beyond_int64_indices_is_refused(backend, replace):
             ascend_rand.stateless.choice(n, 1, size=3, replace=replace, backend=backend)
     top = g.choice(2**63, size=5, replace=replace)
     assert top.dtype == np.int64 and (top >= 0).all()
+
+
+@pytest.mark.parametrize("junk", [b"(,", b"i4,", b"(2,)f4,,", "i4, f8".encode()])
+def test_dtype_junk_that_numpy_parses_is_a_type_error(junk):
+    # Found by the fuzzer: np.dtype(b"(,") raises SyntaxError from its comma-string
+    # parser; every dtype the library does not know is a TypeError naming it.
+    import ascend_rand
+
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        ascend_rand.Generator(1).truncated_normal(size=3, dtype=junk)
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        ascend_rand.stateless.uniform(3, 1, dtype=junk)
