@@ -17,7 +17,7 @@ Checked against NIST CAVP's CTR_DRBG.rsp known answers (tests/data/ctr_drbg_aes2
 """
 
 from .._validate import integer
-from .drbg import MAX_BYTES_PER_REQUEST, MAX_RESEED_INTERVAL, ReseedRequired
+from .drbg import MAX_BYTES_PER_REQUEST, MAX_RESEED_INTERVAL, ReseedRequired, check_request
 
 try:  # optional: without it the pool's "drbg" mode uses HMAC_DRBG (drbg.py)
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -82,6 +82,8 @@ class CtrDrbg:
     False
     """
 
+    name = "CTR_DRBG"  # in ReseedRequired's message
+
     __slots__ = ("_key", "_v", "reseed_counter", "reseed_interval")
 
     def __init__(self, entropy_input, personalization=b"", reseed_interval=MAX_RESEED_INTERVAL):
@@ -131,14 +133,8 @@ class CtrDrbg:
         >>> CtrDrbg(bytes(48)).generate(0)
         b''
         """
-        n = integer(n, "n")
-        if not 0 <= n <= MAX_BYTES_PER_REQUEST:
-            raise ValueError(f"n must be in [0, {MAX_BYTES_PER_REQUEST}] bytes per request, got {n}")
         additional_input = _bytes_arg(additional_input, "additional_input")
-        if self.reseed_required:
-            raise ReseedRequired(
-                f"CTR_DRBG served its {self.reseed_interval} requests since the last reseed; reseed it"
-            )
+        n = check_request(n, self)
         if additional_input:
             additional_input = additional_input.ljust(SEEDLEN, b"\0")
             self._update(_keystream(self._key, self._v, SEEDLEN), additional_input)

@@ -27,6 +27,19 @@ class ReseedRequired(RuntimeError):
     """generate() was called after ``reseed_interval`` requests: reseed first (SP 800-90A 9.3.1)."""
 
 
+def check_request(n, drbg):
+    """``n`` checked as one request's byte count (SP 800-90A: at most 2**19 bits);
+    ``ReseedRequired`` naming ``drbg.name`` once its reseed interval is used up."""
+    n = integer(n, "n")
+    if not 0 <= n <= MAX_BYTES_PER_REQUEST:
+        raise ValueError(f"n must be in [0, {MAX_BYTES_PER_REQUEST}] bytes per request, got {n}")
+    if drbg.reseed_required:
+        raise ReseedRequired(
+            f"{drbg.name} served its {drbg.reseed_interval} requests since the last reseed; reseed it"
+        )
+    return n
+
+
 def _hmac(key, data):
     return hmac.digest(key, data, "sha256")
 
@@ -56,6 +69,8 @@ class HmacDrbg:
     >>> d.generate(8) == HmacDrbg(bytes(32), bytes(16)).generate(8)
     False
     """
+
+    name = "HMAC_DRBG"  # in ReseedRequired's message
 
     __slots__ = ("_key", "_v", "reseed_counter", "reseed_interval")
 
@@ -119,14 +134,8 @@ class HmacDrbg:
         >>> HmacDrbg(bytes(32), bytes(16), personalization=b"rank 1").generate(16).hex()
         'f74686154bd37ac280fdc3278e444c41'
         """
-        n = integer(n, "n")
-        if not 0 <= n <= MAX_BYTES_PER_REQUEST:
-            raise ValueError(f"n must be in [0, {MAX_BYTES_PER_REQUEST}] bytes per request, got {n}")
         additional_input = _bytes_arg(additional_input, "additional_input")
-        if self.reseed_required:
-            raise ReseedRequired(
-                f"HMAC_DRBG served its {self.reseed_interval} requests since the last reseed; reseed it"
-            )
+        n = check_request(n, self)
         if additional_input:
             self._update(additional_input)
         # V = HMAC(Key, V) per block; the keyed HMAC state is set up once and copied.
