@@ -28,6 +28,14 @@
    too, and numpy's draws through the capsule then read and wrote 8 contiguous slots
    from the first element's address: past the end of a reversed array.  Now it needs a
    C-contiguous buffer.
+6.-7. ``choice`` past int64 and dtype junk numpy's parser chokes on (the tests below).
+8. An output past NumPy's 2**63 - 1 byte limit reached the native binding as a word
+   count past 2**64 (OverflowError); plans now refuse it (found by a 3-minute run).
+9. The pybind11 kernels checked an ``out`` array's item size and alignment, not what
+   its items are: ``_native.permutation`` into an 11-element dtype=object array (8-byte
+   items) wrote int64 values over object references, and NumPy crashed dereferencing
+   them (found by the same run).  Every binding that writes an ``out`` now refuses a
+   dtype that holds Python objects.
 
 The sanitized suite (tools/sanitize.sh) runs this file, so a reintroduced overflow is
 an ASan report there even where the plain build survives it.
@@ -252,3 +260,69 @@ def test_dtype_junk_that_numpy_parses_is_a_type_error(junk):
         ascend_rand.Generator(1).truncated_normal(size=3, dtype=junk)
     with pytest.raises(TypeError, match="unsupported dtype"):
         ascend_rand.stateless.uniform(3, 1, dtype=junk)
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("native", marks=peers.needs_native)])
+def test_outputs_past_numpys_byte_limit_are_refused_before_a_backend(backend):
+    # Found by the fuzzer (seed 99): integers(2**63, size=2**62) reads 4 words an element,
+    # 2**64 words, which the native binding met as an OverflowError.  Any output past
+    # 2**63 - 1 bytes is a ValueError naming its shape, and no offset is reserved.
+    import ascend_rand
+
+    g = ascend_rand.Generator(5, backend=backend)
+    cases = [
+        (lambda: g.integers(2**63, size=2**62), r"integers: shape \(4611686018427387904,\) of int64 is 36893488147419103232 bytes"),
+        (lambda: g.integers(10, size=(2**31, 2**31), dtype="int32"), r"shape \(2147483648, 2147483648\) of int32 is 18446744073709551616 bytes"),
+        (lambda: g.random(size=2**61, dtype="float32"), r"uniform: shape \(2305843009213693952,\) of float32 is 9223372036854775808 bytes"),
+        (lambda: g.standard_normal(size=2**60, dtype="float64"), r"of float64 is 9223372036854775808 bytes"),
+        (lambda: g.permutation(2**62), r"permutation: shape \(4611686018427387904,\) of int64"),
+        (lambda: ascend_rand.stateless.raw(2**62, 1, dtype="uint64", backend=backend), r"raw: shape"),
+    ]
+    for draw, message in cases:
+        with pytest.raises(ValueError, match=message + r".*at most 2\*\*63 - 1 bytes"):
+            draw()
+    assert g.state["offset"] == 0
+    # One byte below the limit is an ordinary (impossible to allocate) request.
+    with pytest.raises((MemoryError, ValueError)) as err:
+        g.bernoulli(0.5, size=2**63 - 1)
+    assert "at most 2**63 - 1 bytes" not in str(err.value)
+
+
+def test_plan_item_bytes_match_numpy():
+    from ascend_rand import _dtypes
+    from ascend_rand.distributions.plan import ITEM_BYTES
+
+    assert {name: dt.itemsize for name, dt in _dtypes.NUMPY.items()} == ITEM_BYTES
+
+
+# 8-byte items that hold Python objects: item size and alignment alone let them through.
+OBJECT_OUTS = {"object": np.empty(11, dtype=object),
+               "object-3d": np.empty((1, 11, 1), dtype=object),
+               "struct-O": np.empty(11, dtype=[("a", "O")])}
+
+
+@pytest.mark.parametrize("kind", sorted(OBJECT_OUTS))
+def test_kernels_refuse_outputs_that_hold_python_objects(kind):
+    # Found by the fuzzer (seed 99): permutation(out=object array, n=29) wrote int64
+    # values over the array's object references; NumPy crashed on them.
+    out = OBJECT_OUTS[kind].copy()
+    calls = {
+        "permutation": lambda: NATIVE.permutation(out, 1, 0, 0, 29, None),
+        "choice_sparse": lambda: NATIVE.choice_sparse(out, 1, 0, 0, 29, None),
+        "weighted_choice": lambda: NATIVE.weighted_choice(out, 1, 0, 0, np.ones(29), None),
+        "uniform": lambda: NATIVE.uniform(out, 1, 0, 0, "float64", 0.0, 1.0, False, None),
+        "integers": lambda: NATIVE.integers(out, 1, 0, 0, 0, 5, None),
+        "normal": lambda: NATIVE.normal(out, 1, 0, 0, "float64", "ziggurat", 0.0, 1.0, False),
+        "truncated_normal": lambda: NATIVE.truncated_normal(
+            out, 1, 0, 0, "float64", 0.0, 1.0, False, 0, -2.0, 2.0, 4.0, 0.0, 0.0, False),
+        "mt19937_uniform": lambda: NATIVE.mt19937_uniform(
+            out, 1, 0, 0, "float64", 0.0, 1.0, False, np.zeros(2 * out.size, np.uint32)),
+    }
+    for name, call in calls.items():
+        prefix = "" if name in ("uniform", "integers", "normal", "truncated_normal") else f"{name}: "
+        with pytest.raises(TypeError, match=rf"^{prefix}out must hold numbers, not Python objects"):
+            call()
+        # nothing was written over the references
+        assert [x for x in out.reshape(-1).tolist() if x not in (None, (None,))] == [], name
+    with pytest.raises(TypeError, match="raw: out must be uint32 or uint64"):
+        NATIVE.raw(out, 1, 0, 0, None)

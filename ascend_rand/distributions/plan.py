@@ -11,6 +11,13 @@ that every backend's kernels read exactly that many words.
 
 import math
 
+# Bytes per output item of every dtype a plan names (ascend_rand._dtypes.NUMPY).
+ITEM_BYTES = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2,
+              "bfloat16": 2, "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8,
+              "float64": 8}
+# The largest array NumPy (and so any backend's host copy) can hold, in bytes.
+MAX_BYTES = (1 << 63) - 1
+
 
 class Plan:
     """What to fill, by which kernel, from how many of the stream's 32-bit words.
@@ -31,6 +38,12 @@ class Plan:
         self.dtype = dtype
         self.params = params
         self.count = math.prod(shape)
+        if self.count * ITEM_BYTES[dtype] > MAX_BYTES:
+            # Checked before a backend runs: a native binding would meet a word count past
+            # 2**64 (OverflowError) and NumPy a size it cannot allocate (docs/spec.md 2.1).
+            raise ValueError(
+                f"{kernel}: shape {tuple(shape)} of {dtype} is {self.count * ITEM_BYTES[dtype]} "
+                f"bytes, more than an array can hold (at most 2**63 - 1 bytes)")
         self.words = words if self.count else 0  # an empty draw reads nothing
         self.scalar = scalar
         self.out = out

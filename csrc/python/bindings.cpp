@@ -24,6 +24,7 @@ void* output_data(py::array& out, py::ssize_t itemsize) {
   if (!ascend_rand_bindings::c_contiguous_aligned(out))
     throw py::value_error("out must be C-contiguous and aligned");
   if (!out.writeable()) throw py::value_error("out is not writable");
+  ascend_rand_bindings::require_no_objects(out, "");
   if (out.itemsize() != itemsize)
     throw py::type_error("out has item size " + std::to_string(out.itemsize()) + ", expected " +
                          std::to_string(itemsize));

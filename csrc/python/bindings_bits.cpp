@@ -23,6 +23,7 @@ void* output_data(py::array& out, py::ssize_t itemsize, size_t size, const char*
   if (!ascend_rand_bindings::c_contiguous_aligned(out))
     throw py::value_error(std::string(what) + ": out must be C-contiguous and aligned");
   if (!out.writeable()) throw py::value_error(std::string(what) + ": out is not writable");
+  ascend_rand_bindings::require_no_objects(out, std::string(what) + ": ");
   if (out.itemsize() != itemsize)
     throw py::type_error(std::string(what) + ": out has item size " +
                          std::to_string(out.itemsize()) + ", expected " + std::to_string(itemsize));

@@ -54,6 +54,17 @@ inline bool c_contiguous_aligned(const py::array& a) {
   return (a.flags() & kFlags) == kFlags;
 }
 
+// The kernels write raw bits into their outputs: never into an array whose items are
+// (or hold) Python object references, which NumPy would dereference afterwards (the
+// fuzzer's permutation into an 11-element object array: a segfault).  Item size and
+// alignment alone let a dtype=object array of 8-byte pointers through.
+// `prefix` starts the message ("permutation: ", or "" where the caller names none).
+inline void require_no_objects(const py::array& out, const std::string& prefix) {
+  if (out.dtype().attr("hasobject").cast<bool>())
+    throw py::type_error(prefix + "out must hold numbers, not Python objects (dtype " +
+                         py::str(out.dtype()).cast<std::string>() + ")");
+}
+
 // The words of a draw: the Philox stream (key, (lo, hi)) when `words` is None,
 // else the C-contiguous uint32 array `words`, which must hold `needed` words.
 // (key, (lo, hi)) names the retry region either way.

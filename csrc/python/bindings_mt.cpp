@@ -140,6 +140,7 @@ void uniform(py::array out, uint64_t /*key*/, uint64_t /*ctr_lo*/, uint64_t /*ct
   if (!ascend_rand_bindings::c_contiguous_aligned(out))
     throw py::value_error("mt19937_uniform: out must be C-contiguous and aligned");
   if (!out.writeable()) throw py::value_error("mt19937_uniform: out is not writable");
+  ascend_rand_bindings::require_no_objects(out, "mt19937_uniform: ");
   if (out.itemsize() != itemsize)
     throw py::type_error("mt19937_uniform: out has item size " + std::to_string(out.itemsize()) +
                          ", expected " + std::to_string(itemsize) + " for " + fmt);
