@@ -40,8 +40,15 @@ ASCEND_RAND_HD void retry_block(uint64_t key, Counter128 c, uint64_t i, uint32_t
 ASCEND_RAND_HD float open_unit_float32(uint32_t w) {
   return static_cast<float>((w >> 9) * 2u + 1u) * 0x1p-24f;
 }
+// (2k + 1) 2^-53 for k = u >> 12, computed without an integer-to-double conversion
+// (AVX2 has none for 64-bit integers, so the conversion kept callers' loops scalar):
+// the bits 1 + k 2^-52 minus 1 give k 2^-52 exactly, and adding 2^-53 is exact too,
+// since 2k + 1 < 2^53.  The same bits as static_cast<double>(2k + 1) * 2^-53.
 ASCEND_RAND_HD double open_unit_float64(uint64_t u) {
-  return static_cast<double>((u >> 12) * 2u + 1u) * 0x1p-53;
+  const uint64_t bits = (u >> 12) | (uint64_t{1023} << 52);
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return (d - 1.0) + 0x1p-53;
 }
 
 ASCEND_RAND_HD uint64_t join64(uint32_t hi, uint32_t lo) { return (static_cast<uint64_t>(hi) << 32) | lo; }
