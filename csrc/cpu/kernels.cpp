@@ -29,6 +29,8 @@ void raw_u32_piece(uint32_t* out, size_t begin, size_t end, const DrawWords& s) 
 
 template <SimdLevel L>
 void raw_u64_piece(uint64_t* out, size_t begin, size_t end, const DrawWords& s) {
+  if (s.buffer == nullptr)  // whole batches straight from the Philox registers
+    begin = simd_kernels::wide64_fused<L, simd_kernels::Wide64::kRaw>(out, begin, end, s.key, s.c);
   for_each_tile<2, L>(s, begin, end, [out](size_t e, size_t m, const uint32_t* w) {
     for (size_t i = 0; i < m; ++i)
       out[e + i] = (static_cast<uint64_t>(w[2 * i]) << 32) | w[2 * i + 1];
@@ -55,6 +57,9 @@ void uniform_f32_piece(float* out, size_t begin, size_t end, const DrawWords& s,
 template <SimdLevel L>
 void uniform_f64_piece(double* out, size_t begin, size_t end, const DrawWords& s,
                        bool scaled, double low, double span) {
+  if (s.buffer == nullptr)  // whole batches straight from the Philox registers
+    begin = scaled ? simd_kernels::wide64_fused<L, simd_kernels::Wide64::kScaled>(out, begin, end, s.key, s.c, low, span)
+                   : simd_kernels::wide64_fused<L, simd_kernels::Wide64::kUnit>(out, begin, end, s.key, s.c);
   for_each_tile<2, L>(s, begin, end, [=](size_t e, size_t m, const uint32_t* w) {
     if (scaled) {
       for (size_t i = 0; i < m; ++i) {

@@ -91,7 +91,89 @@ ASCEND_RAND_TARGET_AVX2 ASCEND_RAND_NOINLINE inline size_t ziggurat_f64_fast_avx
   return count + ziggurat_f64_fast_portable(w, i, m, z, rejected + count);
 }
 
+// -- 64-bit elements straight from the Philox registers ---------------------------------------
+// Element i reads u = (word 2i << 32) | word 2i+1; a register of Philox words
+// holds them as 64-bit lanes word 2i | word 2i+1 << 32, u with its halves
+// swapped.  Kind::kRaw writes u (raw uint64), kUnit unit_float64(u) (52 bits
+// under the exponent of 1, minus 1), kScaled fl(fl(x * span) + low).  Elements
+// [begin, end) by whole batches, begin even (whole blocks); returns the first
+// element not written.  The tile path (for_each_tile) paid a store and a load of
+// every word between the two.
+
+enum class Wide64 { kRaw, kUnit, kScaled };
+
+template <Wide64 Kind>
+ASCEND_RAND_TARGET_AVX512 ASCEND_RAND_NOINLINE inline size_t wide64_avx512(
+    void* out, size_t begin, size_t end, uint64_t key, Counter128 c, double low, double span) {
+  constexpr size_t kElements = 2 * philox_simd::Avx512Batch::kBlocks;
+  const __m512i mant = _mm512_set1_epi64((int64_t{1} << 52) - 1);
+  const __m512i one_bits = _mm512_set1_epi64(int64_t{1023} << 52);
+  const __m512d one = _mm512_set1_pd(1.0);
+  const __m512d vlow = _mm512_set1_pd(low);
+  const __m512d vspan = _mm512_set1_pd(span);
+  const philox_simd::KeySchedule keys(static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32));
+  size_t e = begin;
+  for (; end - e >= kElements; e += kElements) {
+    __m512i w[philox_simd::Avx512Batch::kRegisters];
+    philox_simd::Avx512Batch::run(counter_add(c, e / 2), keys, w);
+#pragma GCC unroll 16
+    for (int j = 0; j < philox_simd::Avx512Batch::kRegisters; ++j) {
+      const __m512i u = _mm512_ror_epi64(w[j], 32);
+      if constexpr (Kind == Wide64::kRaw) {
+        _mm512_storeu_si512(static_cast<uint64_t*>(out) + e + 8 * j, u);
+      } else {
+        // (u & mant) | one_bits in one ternary-logic instruction
+        __m512d x = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_ternarylogic_epi64(u, mant, one_bits, 0xEA)), one);
+        if constexpr (Kind == Wide64::kScaled) x = _mm512_add_pd(_mm512_mul_pd(x, vspan), vlow);
+        _mm512_storeu_pd(static_cast<double*>(out) + e + 8 * j, x);
+      }
+    }
+  }
+  return e;
+}
+
+template <Wide64 Kind>
+ASCEND_RAND_TARGET_AVX2 ASCEND_RAND_NOINLINE inline size_t wide64_avx2(
+    void* out, size_t begin, size_t end, uint64_t key, Counter128 c, double low, double span) {
+  constexpr size_t kElements = 2 * philox_simd::Avx2Batch::kBlocks;
+  const __m256i mant = _mm256_set1_epi64x((int64_t{1} << 52) - 1);
+  const __m256i one_bits = _mm256_set1_epi64x(int64_t{1023} << 52);
+  const __m256d one = _mm256_set1_pd(1.0);
+  const __m256d vlow = _mm256_set1_pd(low);
+  const __m256d vspan = _mm256_set1_pd(span);
+  const philox_simd::KeySchedule keys(static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32));
+  size_t e = begin;
+  for (; end - e >= kElements; e += kElements) {
+    __m256i w[philox_simd::Avx2Batch::kRegisters];
+    philox_simd::Avx2Batch::run(counter_add(c, e / 2), keys, w);
+#pragma GCC unroll 8
+    for (int j = 0; j < philox_simd::Avx2Batch::kRegisters; ++j) {
+      const __m256i u = _mm256_shuffle_epi32(w[j], 0xB1);  // swap the dwords of each lane
+      if constexpr (Kind == Wide64::kRaw) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<uint64_t*>(out) + e + 4 * j), u);
+      } else {
+        __m256d x = _mm256_sub_pd(
+            _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(u, mant), one_bits)), one);
+        if constexpr (Kind == Wide64::kScaled) x = _mm256_add_pd(_mm256_mul_pd(x, vspan), vlow);
+        _mm256_storeu_pd(static_cast<double*>(out) + e + 4 * j, x);
+      }
+    }
+  }
+  return e;
+}
+
 #endif  // ASCEND_RAND_X86_SIMD
+
+template <SimdLevel L, Wide64 Kind>
+inline size_t wide64_fused(void* out, size_t begin, size_t end, uint64_t key, Counter128 c,
+                           double low = 0.0, double span = 1.0) {
+  if (begin % 2 != 0) return begin;
+#if ASCEND_RAND_X86_SIMD
+  if constexpr (L == SimdLevel::kAvx512) return wide64_avx512<Kind>(out, begin, end, key, c, low, span);
+  if constexpr (L == SimdLevel::kAvx2) return wide64_avx2<Kind>(out, begin, end, key, c, low, span);
+#endif
+  return begin;
+}
 
 template <SimdLevel L>
 inline size_t ziggurat_f64_fast_at(const uint32_t* w, size_t m, double* z, uint32_t* rejected) {
