@@ -87,11 +87,40 @@ void ziggurat_round(const DrawWords& s, double a, double b, Queue& q, Write&& wr
     f0[j] = ziggurat::kF_f64[layer];
     f1[j] = ziggurat::kF_f64[layer + 1];
   }
-  for (size_t j = 0; j < live; ++j) {  // the tail beyond r (layer 0)
-    xt[j] = -log_f64(open_unit_float64(p[j])) * ziggurat::kInvR_f64;
-    yt[j] = -log_f64(open_unit_float64(pq[j]));
+  // Each element needs at most one of the two tests that cost elementary functions:
+  // the tail's (two logs) in a tail slot or a fresh slot that failed step 1 in
+  // layer 0, the wedge's (one exp) in a fresh slot that failed step 1 elsewhere;
+  // a fresh slot that passed step 1 (most slots after the first) needs neither.
+  // They run on compacted lists; the values an element does not need stay 0 and
+  // are never selected below, so the results are those of computing all three.
+  alignas(64) uint32_t tail_list[kQueue], wedge_list[kQueue];
+  size_t n_tail = 0, n_wedge = 0;
+  for (size_t j = 0; j < live; ++j) {
+    const uint32_t in_tail = q.state[j] != kZigFresh;
+    const uint32_t base = (u[j] & 0xFFu) == 0;
+    const uint32_t slow = (u[j] >> 12) >= limit[j];
+    tail_list[n_tail] = static_cast<uint32_t>(j);
+    n_tail += in_tail | (base & slow);
+    wedge_list[n_wedge] = static_cast<uint32_t>(j);
+    n_wedge += (in_tail ^ 1u) & (base ^ 1u) & slow;
+    xt[j] = yt[j] = ref[j] = 0.0;
   }
-  for (size_t j = 0; j < live; ++j) ref[j] = exp_f64(-0.5 * (x[j] * x[j]));  // the wedge
+  alignas(64) double arg0[kQueue], arg1[kQueue];
+  for (size_t k = 0; k < n_tail; ++k) {  // the tail beyond r (layer 0)
+    arg0[k] = open_unit_float64(p[tail_list[k]]);
+    arg1[k] = open_unit_float64(pq[tail_list[k]]);
+  }
+  for (size_t k = 0; k < n_tail; ++k) {
+    arg0[k] = -log_f64(arg0[k]) * ziggurat::kInvR_f64;
+    arg1[k] = -log_f64(arg1[k]);
+  }
+  for (size_t k = 0; k < n_tail; ++k) {
+    xt[tail_list[k]] = arg0[k];
+    yt[tail_list[k]] = arg1[k];
+  }
+  for (size_t k = 0; k < n_wedge; ++k) arg0[k] = x[wedge_list[k]];
+  for (size_t k = 0; k < n_wedge; ++k) arg0[k] = exp_f64(-0.5 * (arg0[k] * arg0[k]));  // the wedge
+  for (size_t k = 0; k < n_wedge; ++k) ref[wedge_list[k]] = arg0[k];
   alignas(64) double z[kQueue];
   alignas(64) uint32_t done[kQueue], next_state[kQueue];
   for (size_t j = 0; j < live; ++j) {
