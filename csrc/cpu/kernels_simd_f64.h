@@ -33,6 +33,9 @@ inline size_t ziggurat_f64_fast_portable(const uint32_t* w, size_t first, size_t
   return count;
 }
 
+// What wide64_fused writes (below): raw uint64, float64 uniforms, or scaled ones.
+enum class Wide64 { kRaw, kUnit, kScaled };
+
 #if ASCEND_RAND_X86_SIMD
 
 // rejected needs room for m + 8 entries (each step stores 8).
@@ -98,9 +101,7 @@ ASCEND_RAND_TARGET_AVX2 ASCEND_RAND_NOINLINE inline size_t ziggurat_f64_fast_avx
 // under the exponent of 1, minus 1), kScaled fl(fl(x * span) + low).  Elements
 // [begin, end) by whole batches, begin even (whole blocks); returns the first
 // element not written.  The tile path (for_each_tile) paid a store and a load of
-// every word between the two.
-
-enum class Wide64 { kRaw, kUnit, kScaled };
+// every word between the two.  (Wide64 is declared above, for every target.)
 
 template <Wide64 Kind>
 ASCEND_RAND_TARGET_AVX512 ASCEND_RAND_NOINLINE inline size_t wide64_avx512(
