@@ -439,3 +439,27 @@ def test_the_one_command_script_for_other_machines_is_sound():
 
     args = build_parser().parse_args(["bench", "--levels", "--markdown", "--json", "x.json", "--quick"])
     assert args.levels is not None and args.markdown and args.quick
+
+
+def test_resolution_bits_counts_the_random_bits_of_a_float64_uniform():
+    # MKL's float64 uniform(0, 1) is k / 2**32 (one 32-bit word); ascend_rand's has 52 bits.
+    words = np.random.default_rng(3).integers(0, 2**32, size=4096, dtype=np.uint64)
+    assert mkl.resolution_bits(words.astype(np.float64) * 2.0**-32) == 32
+    assert mkl.resolution_bits(np.arange(8) / 8) == 3
+    assert mkl.resolution_bits([0.0]) == 0
+    import ascend_rand
+
+    ours = ascend_rand.Generator(1, backend="numpy").random(size=4096, dtype="float64")
+    assert mkl.resolution_bits(ours) == 52
+
+
+def test_the_mkl_uniform_target_names_the_resolutions(monkeypatch):
+    rows = [{"draw": "uniform float64", "n": 10, "peer": "native", "threads": 1, "gsps": 2.0},
+            {"draw": "uniform float64", "n": 10, "peer": mkl.PEER, "threads": 1, "gsps": 1.0}]
+    monkeypatch.setattr(mkl, "uniform_bits", lambda n=1 << 16: 32)
+    target = uniform._mkl_target(rows, [10])
+    assert target["ratio"] == 2.0 and target["met"]
+    assert target["note"] == ("MKL's float64 carries 32 random bits a value (one word), "
+                              "ascend_rand's 52 (two words)")
+    monkeypatch.setattr(mkl, "uniform_bits", lambda n=1 << 16: None)
+    assert "note" not in uniform._mkl_target(rows, [10])

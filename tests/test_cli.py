@@ -13,6 +13,7 @@ import sys
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ascend_rand
@@ -93,16 +94,24 @@ def test_missing_optional_peers_are_rows_not_errors(tmp_path):
 
 
 def fake_mkl_random():
-    """An mkl_random stand-in (the timer is replaced too, so it never draws)."""
-    return types.SimpleNamespace(MKLRandomState=lambda seed, brng: types.SimpleNamespace())
+    """An mkl_random stand-in (the timer is replaced too, so its draws are never timed);
+    its float64 uniforms are whole multiples of 2**-32, as MKL's are."""
+    def uniform(low, high, size):
+        return np.random.default_rng(0).integers(0, 2**32, size=size) * 2.0**-32
+    return types.SimpleNamespace(
+        MKLRandomState=lambda seed, brng: types.SimpleNamespace(uniform=uniform))
 
 
-def test_check_target_sets_the_exit_status(monkeypatch, capsys):
+def test_check_target_sets_the_exit_status(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(harness, "time_call", same_time)  # native == numpy: 1.00x < 8x
     monkeypatch.setattr(mkl, "import_mkl_random", fake_mkl_random)  # its row is timed here
     argv = ["bench", "--only", "uniform", "--quick", "--sizes", "1e4"]
-    assert cli.main(argv) == 0  # a missed target is shown, not failed, without --check-target
+    path = tmp_path / "bench.json"
+    assert cli.main([*argv, "--json", str(path)]) == 0  # a missed target is shown, not failed
     assert "NOT MET" in capsys.readouterr().out
+    notes = [t.get("note") for t in json.loads(path.read_text())["targets"]]
+    assert ("MKL's float64 carries 32 random bits a value (one word), ascend_rand's 52 "
+            "(two words)") in notes
     assert cli.main([*argv, "--check-target"]) == 1
     captured = capsys.readouterr()
     assert "NOT MET" in captured.out and "not met" in captured.err

@@ -16,6 +16,8 @@ missing peer rather than timed with unknown threads.  Without ``mkl-random``
 import os
 import sys
 
+import numpy as np
+
 from . import harness as H
 
 SEED = H.SEED
@@ -69,3 +71,27 @@ def uniform(draw, n):
 def peer_names():
     """The table names of the normal rows, one per method, e.g. 'MKL Philox4x32x10 ICDF'."""
     return [f"{PEER} {method}" for method in NORMAL_METHODS]
+
+
+def resolution_bits(values):
+    """The fewest b for which every value times 2**b is an integer (values in [0, 1), b <= 64).
+
+    A float64 uniform made from a 32-bit word has b <= 32; ascend_rand's, from two
+    words, has 52 (docs/spec.md 3.2).
+    """
+    scaled = np.asarray(values, dtype=np.float64)
+    for bits in range(65):
+        if np.all(scaled == np.floor(scaled)):
+            return bits
+        scaled = scaled * 2.0
+    return None
+
+
+def uniform_bits(n=1 << 16):
+    """How many random bits MKL's float64 ``uniform(0, 1)`` carries (its resolution), or
+    None without mkl-random."""
+    try:
+        state = _state()
+    except H.Missing:
+        return None
+    return resolution_bits(state.uniform(0.0, 1.0, size=n))
