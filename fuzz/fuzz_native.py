@@ -29,7 +29,6 @@ import traceback
 import atheris
 
 
-
 def _array_kernel_modules():
     """The NumPy fallback's modules (ascend_rand.fallback.*), found without importing them.
 
