@@ -79,24 +79,34 @@ def rngtest(args, seed):
     return failures, limit, failures <= limit
 
 
-def dieharder(args, seed, test):
-    """[(test name, p-value)] of ``dieharder -g 200`` (``test``: a -d number or test name,
-    or "all" for ``-a``, hours on a pipe)."""
-    which = ["-a"] if test == "all" else ["-d", str(test)]
-    text = _feed(args, seed, ["dieharder", "-g", "200", *which], timeout=None if test == "all" else 1800)
-    rows, seen = [], {}
-    for line in text.splitlines():
+def dieharder_results(lines):
+    """[(test, ntup, p-value, assessment)] of dieharder's result lines among ``lines``
+    (``test|ntup|tsamples|psamples|p-value|Assessment``; the header and other lines are
+    skipped)."""
+    results = []
+    for line in lines:
         cells = [c.strip() for c in line.split("|")]
         if len(cells) >= 6:
             try:
                 p = float(cells[4])
             except ValueError:
                 continue  # the header
-            name = f"{cells[0]} (ntup {cells[1]})"
-            seen[name] = seen.get(name, 0) + 1
-            if seen[name] > 1:  # diehard_runs reports runs up and runs down
-                name += f" #{seen[name]}"
-            rows.append((name, p))
+            results.append((cells[0], cells[1], p, cells[5]))
+    return results
+
+
+def dieharder(args, seed, test):
+    """[(test name, p-value)] of ``dieharder -g 200`` (``test``: a -d number or test name,
+    or "all" for ``-a``, hours on a pipe)."""
+    which = ["-a"] if test == "all" else ["-d", str(test)]
+    text = _feed(args, seed, ["dieharder", "-g", "200", *which], timeout=None if test == "all" else 1800)
+    rows, seen = [], {}
+    for test, ntup, p, _ in dieharder_results(text.splitlines()):
+        name = f"{test} (ntup {ntup})"
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:  # diehard_runs reports runs up and runs down
+            name += f" #{seen[name]}"
+        rows.append((name, p))
     if not rows:
         raise RuntimeError(f"dieharder printed no p-value: {text[-300:]!r}")
     return rows

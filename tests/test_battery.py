@@ -29,6 +29,23 @@ def test_an_extreme_p_value_fails_only_if_it_repeats(monkeypatch):
     assert rows and all(r["result"] == "FAILED" for r in rows)
 
 
+def test_dieharder_result_lines_are_parsed_and_the_rest_skipped():
+    # As dieharder -g 200 prints them (tools/dieharder_record.py reads files the same way).
+    text = """#=============================================================================#
+   rng_name    |rands/second|   Seed   |
+stdin_input_raw|  3.18e+07  |1564504433|
+        test_name   |ntup| tsamples |psamples|  p-value |Assessment
+      rgb_lagged_sum|   7|   1000000|     100|0.99712616|   WEAK
+          diehard_runs|   0|    100000|     100|0.00000031|  FAILED
+          diehard_runs|   0|    100000|     100|0.41200000|  PASSED
+"""
+    assert battery.dieharder_results(text.splitlines()) == [
+        ("rgb_lagged_sum", "7", 0.99712616, "WEAK"),
+        ("diehard_runs", "0", 3.1e-7, "FAILED"),
+        ("diehard_runs", "0", 0.412, "PASSED"),
+    ]
+
+
 def test_a_missing_battery_is_a_row_not_a_pass(monkeypatch):
     monkeypatch.setattr(battery.shutil, "which", lambda name: None)
     rows = battery.run("quick")

@@ -14,24 +14,20 @@ test's p-value, one column per file.
 import sys
 from collections import Counter
 
+from ascend_rand.battery import dieharder_results
+
 
 def parse(path):
     """(rows [(test, ntup, p, assessment)], start, seconds or None) of one output file."""
-    rows, start, seconds = [], None, None
+    start, seconds = None, None
     with open(path) as f:
-        for line in f:
-            if line.startswith("start "):
-                start = line.split()[1]
-            elif line.startswith("end ") and "seconds=" in line:
-                seconds = int(line.rsplit("seconds=", 1)[1])
-            cells = [c.strip() for c in line.split("|")]
-            if len(cells) >= 6:
-                try:
-                    p = float(cells[4])
-                except ValueError:
-                    continue  # the header
-                rows.append((cells[0], cells[1], p, cells[5]))
-    return rows, start, seconds
+        lines = f.read().splitlines()
+    for line in lines:
+        if line.startswith("start "):
+            start = line.split()[1]
+        elif line.startswith("end ") and "seconds=" in line:
+            seconds = int(line.rsplit("seconds=", 1)[1])
+    return dieharder_results(lines), start, seconds
 
 
 def main(argv):
