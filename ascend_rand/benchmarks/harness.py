@@ -53,25 +53,53 @@ def import_torch():
 # -- measurement ------------------------------------------------------------------------------
 
 def time_call(fn, reps, budget_s):
-    """Median seconds of ``fn()`` after one warm-up call.
+    """Median seconds of ``fn()`` after one warm-up call, and the number of timed calls.
 
     At most ``reps`` timed calls, stopping once ``budget_s`` is spent and at
     least 3 were made; a call so slow that its warm-up alone took more than a
     third of the budget needs only 1 (the row then costs about two calls).
     """
-    t0 = time.perf_counter()
-    fn()
-    warm = time.perf_counter() - t0
-    least = 3 if warm * 3 <= budget_s else 1
-    times = []
-    start = time.perf_counter()
-    while len(times) < reps:
+    return time_calls([fn], reps, budget_s)[0]
+
+
+def time_calls(fns, reps, budget_s, before=None):
+    """``time_call`` for several callables at once, timed in turns: [(median, calls)].
+
+    Each gets one warm-up call, then rounds call every one of them once, the
+    first of a round rotating, until each has ``reps`` timed calls or the
+    budget (``budget_s`` for each callable) is spent after the least number of
+    rounds (3; 1 when the slowest warm-up took more than a third of
+    ``budget_s``).  The peers of one row so share each stretch of time: on a
+    shared machine a burst of load slows all of them in the same rounds and the
+    medians' ratio stands, where timed one after another a burst fell on
+    whichever peer ran then (a 1.06x read for a draw that is 5x numpy).
+    ``before[j]()``, untimed, runs before every call of ``fns[j]``.
+    """
+    before = before or [None] * len(fns)
+
+    def prepare(j):
+        if before[j] is not None:
+            before[j]()
+
+    warm = 0.0
+    for j, fn in enumerate(fns):
+        prepare(j)
         t0 = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - t0)
-        if len(times) >= least and time.perf_counter() - start > budget_s:
+        warm = max(warm, time.perf_counter() - t0)
+    least = 3 if warm * 3 <= budget_s else 1
+    times = [[] for _ in fns]
+    start = time.perf_counter()
+    for r in range(reps):
+        for k in range(len(fns)):
+            j = (r + k) % len(fns)
+            prepare(j)
+            t0 = time.perf_counter()
+            fns[j]()
+            times[j].append(time.perf_counter() - t0)
+        if r + 1 >= least and time.perf_counter() - start > budget_s * len(fns):
             break
-    return statistics.median(times), len(times)
+    return [(statistics.median(t), len(t)) for t in times]
 
 
 @contextlib.contextmanager
@@ -93,6 +121,20 @@ def thread_settings(n):
             torch.set_num_threads(torch_saved)
 
 
+def _thread_setter():
+    """A callable that sets ascend_rand's (and torch's, where loaded) thread counts
+    back to what they are now."""
+    threads = ascend_rand.get_num_threads()
+    torch = sys.modules.get("torch")
+    torch_threads = torch.get_num_threads() if torch is not None else None
+
+    def restore():
+        ascend_rand.set_num_threads(threads)
+        if torch_threads is not None:
+            torch.set_num_threads(torch_threads)
+    return restore
+
+
 class Timed:
     """A make() result timed elsewhere (e.g. inside a compiled peer program): ``measure``
     takes its median seconds and call count as they are."""
@@ -111,25 +153,37 @@ def measure(draws, sizes, peers_for, reps, budget_s, torch_threads, log=None):
     rows = []
     for draw in draws:
         for n in sizes:
+            # every peer of (draw, n) is made first and timed in turns (time_calls)
+            cases = []
             for name, threads, make in peers_for(draw):
                 row = {"draw": draw, "n": n, "peer": name,
                        "threads": torch_threads if threads == "torch" else threads}
                 try:
                     made = make(draw, n)
                 except Missing as exc:
-                    rows.append({**row, "missing": str(exc)})
+                    cases.append(({**row, "missing": str(exc)}, None, None))
                     continue
                 if made is None:
                     continue
                 row["method"], fn = made
-                if log:
-                    log(f"{draw} n={n:.0e} {name} ({row['threads']} thr)")
-                if isinstance(fn, Timed):
-                    seconds, count = fn.seconds, fn.reps
-                else:
-                    seconds, count = time_call(fn, reps, budget_s)
-                del made, fn  # release the output buffers before the next case
+                # make() may set the thread counts its calls run at; they are set
+                # again before each of its calls, as other peers' calls come between
+                cases.append((row, fn, _thread_setter()))
+            if log:
+                for row, fn, _ in cases:
+                    if fn is not None:
+                        log(f"{draw} n={n:.0e} {row['peer']} ({row['threads']} thr)")
+            calls = [(fn, setter) for _, fn, setter in cases
+                     if fn is not None and not isinstance(fn, Timed)]
+            timed = iter(time_calls([fn for fn, _ in calls], reps, budget_s,
+                                    [setter for _, setter in calls]) if calls else ())
+            for row, fn, _ in cases:
+                if fn is None:
+                    rows.append(row)
+                    continue
+                seconds, count = (fn.seconds, fn.reps) if isinstance(fn, Timed) else next(timed)
                 rows.append({**row, "seconds": seconds, "reps": count, "gsps": n / seconds / 1e9})
+            del cases, calls  # release the output buffers before the next case
     return rows
 
 
