@@ -42,10 +42,11 @@ def callable_taking(clock, calls, name, seconds):
 
 
 def test_peers_are_timed_in_rotating_turns_after_one_warm_up_each(clock):
+    """A fast call is made twice in its turn, the second timed (the first re-warms its buffers)."""
     calls = []
     fns = [callable_taking(clock, calls, name, [MS]) for name in "abc"]
     result = harness.time_calls(fns, 3, budget_s=10.0)
-    assert calls == list("abc") + list("abc") + list("bca") + list("cab")
+    assert "".join(calls) == "abc" + "aabbcc" + "bbccaa" + "ccaabb"
     assert result == [(MS, 3)] * 3
 
 
@@ -55,6 +56,9 @@ def test_each_median_is_its_own_calls_and_warm_up_is_not_counted(clock):
     a = callable_taking(clock, calls, "a", [1.0, 3 * MS, MS, 2 * MS])
     b = callable_taking(clock, calls, "b", [5 * MS])
     assert harness.time_calls([a, b], 3, budget_s=10.0) == [(2 * MS, 3), (5 * MS, 3)]
+    # a's warm-up took past REWARM_BELOW_S: one call a turn; b two
+    assert harness.REWARM_BELOW_S < 1.0
+    assert "".join(calls) == "ab" + "abb" + "bba" + "abb"
 
 
 def test_before_runs_untimed_before_every_call_of_its_callable(clock):
@@ -68,7 +72,9 @@ def test_before_runs_untimed_before_every_call_of_its_callable(clock):
     other = callable_taking(clock, calls, "other", [2 * MS])
     result = harness.time_calls([fn, other], 2, budget_s=100.0, before=[before, None])
     assert result == [(MS, 2), (2 * MS, 2)]
-    assert calls == ["before", "fn", "other", "before", "fn", "other", "other", "before", "fn"]
+    assert calls == ["before", "fn", "other",
+                     "before", "fn", "before", "fn", "other", "other",
+                     "other", "other", "before", "fn", "before", "fn"]
 
 
 def test_the_budget_stops_after_three_rounds_or_one_for_a_slow_call(clock):
@@ -77,9 +83,10 @@ def test_the_budget_stops_after_three_rounds_or_one_for_a_slow_call(clock):
     # the first round, but three rounds are the least
     fns = [callable_taking(clock, calls, name, [2**-6, 2**-2]) for name in "ab"]
     assert harness.time_calls(fns, 50, budget_s=2**-4) == [(2**-2, 3), (2**-2, 3)]
-    # a budget of 1 s each (2 s in all): the round that ends past it is the last
+    # a budget of 2 s each (4 s in all; a round takes 1 s, two calls of each): the
+    # round that ends past it is the last
     fns = [callable_taking(clock, calls, name, [2**-6, 2**-2]) for name in "ab"]
-    assert harness.time_calls(fns, 50, budget_s=1.0) == [(2**-2, 5), (2**-2, 5)]
+    assert harness.time_calls(fns, 50, budget_s=2.0) == [(2**-2, 5), (2**-2, 5)]
     # a warm-up that alone took more than a third of the budget: one timed call
     slow = callable_taking(clock, calls, "slow", [1.0])
     assert harness.time_calls([slow], 50, budget_s=0.5) == [(1.0, 1)]
@@ -111,7 +118,7 @@ def test_measure_runs_each_peer_at_the_threads_its_make_set(clock):
                                reps=4, budget_s=10.0, torch_threads=None)
     finally:
         ascend_rand.set_num_threads(saved)
-    assert seen == {1: [1] * 5, 2: [2] * 5}  # warm-up and 4 timed calls each
+    assert seen == {1: [1] * 9, 2: [2] * 9}  # warm-up, then 4 turns of two calls each
     assert [r["peer"] for r in rows] == ["one", "gone", "two"]
     assert rows[1] == {"draw": "d", "n": 1000, "peer": "gone", "threads": 1, "missing": "not here"}
     assert (rows[0]["seconds"], rows[0]["reps"], rows[2]["seconds"], rows[2]["reps"]) == (MS, 4, 2 * MS, 4)
