@@ -12,7 +12,7 @@ small draw costs little more than the kernel call.
 
 from . import engines
 from .backend import resolve as resolve_backend
-from .distributions.cache import PLANS as _PLANS, cache_key, cached, plan_get
+from .distributions.cache import PLANS as _PLANS, bound_to_out, cache_key, cached, plan_get
 from .distributions.bernoulli import plan_bernoulli, plan_dropout_mask
 from .distributions.normal import plan_normal, plan_truncated_normal
 from .distributions.permutation import plan_choice, plan_permutation, plan_shuffle
@@ -185,7 +185,8 @@ class Generator:
             if plan is None:
                 plan = cached(cache_key("raw", size, (dtype,)), lambda: plan_raw(size, dtype))
         else:
-            plan = plan_raw(size, dtype, out, self._backend)
+            plan = bound_to_out(cache_key("raw", size, (dtype,)), out, self._backend,
+                                lambda: plan_raw(size, dtype, out, self._backend))
         result = self._small(plan)
         return self._draw(plan) if result is None else result
 
@@ -204,7 +205,9 @@ class Generator:
                 plan = cached(cache_key("random", size, (dtype,)),
                               lambda: plan_uniform(size, dtype, 0.0, 1.0, what="random"))
         else:
-            plan = plan_uniform(size, dtype, 0.0, 1.0, out, self._backend, "random")
+            plan = bound_to_out(cache_key("random", size, (dtype,)), out, self._backend,
+                                lambda: plan_uniform(size, dtype, 0.0, 1.0, out, self._backend,
+                                                     "random"))
         result = self._small(plan)
         return self._draw(plan) if result is None else result
 
@@ -223,7 +226,9 @@ class Generator:
                 plan = cached(cache_key("uniform", size, (dtype, low, high)),
                               lambda: plan_uniform(size, dtype, low, high))
         else:
-            plan = plan_uniform(size, dtype, low, high, out, self._backend)
+            plan = bound_to_out(cache_key("uniform", size, (dtype, low, high)), out,
+                                self._backend,
+                                lambda: plan_uniform(size, dtype, low, high, out, self._backend))
         result = self._small(plan)
         return self._draw(plan) if result is None else result
 
@@ -246,7 +251,11 @@ class Generator:
                 plan = cached(cache_key("integers", size, key[2:], (int,)),
                               lambda: plan_integers(size, dtype, low, high, endpoint))
         else:
-            plan = plan_integers(size, dtype, low, high, endpoint, out, self._backend)
+            key = (cache_key("integers", size, (dtype, low, high, int(endpoint)), (int,))
+                   if type(endpoint) is bool else None)
+            plan = bound_to_out(key, out, self._backend,
+                                lambda: plan_integers(size, dtype, low, high, endpoint, out,
+                                                      self._backend))
         result = self._small(plan)
         return self._draw(plan) if result is None else result
 
@@ -269,7 +278,10 @@ class Generator:
                 plan = cached(cache_key("normal", size, key[2:]),
                               lambda: plan_normal(size, dtype, loc, scale, method))
         else:
-            plan = plan_normal(size, dtype, loc, scale, method, out, self._backend)
+            plan = bound_to_out(cache_key("normal", size, (dtype, loc, scale, method)), out,
+                                self._backend,
+                                lambda: plan_normal(size, dtype, loc, scale, method, out,
+                                                    self._backend))
         result = self._small(plan)
         return self._draw(plan) if result is None else result
 
@@ -290,8 +302,10 @@ class Generator:
                               lambda: plan_normal(size, dtype, 0.0, 1.0, method,
                                                   what="standard_normal"))
         else:
-            plan = plan_normal(size, dtype, 0.0, 1.0, method, out, self._backend,
-                               "standard_normal")
+            plan = bound_to_out(cache_key("standard_normal", size, (dtype, method)), out,
+                                self._backend,
+                                lambda: plan_normal(size, dtype, 0.0, 1.0, method, out,
+                                                    self._backend, "standard_normal"))
         result = self._small(plan)
         return self._draw(plan) if result is None else result
 
@@ -317,7 +331,10 @@ class Generator:
                 plan = cached(cache_key("truncated_normal", size, key[2:]),
                               lambda: plan_truncated_normal(size, dtype, loc, scale, a, b))
         else:
-            plan = plan_truncated_normal(size, dtype, loc, scale, a, b, out, self._backend)
+            plan = bound_to_out(cache_key("truncated_normal", size, (dtype, loc, scale, a, b)),
+                                out, self._backend,
+                                lambda: plan_truncated_normal(size, dtype, loc, scale, a, b, out,
+                                                              self._backend))
         result = self._small(plan)
         return self._draw(plan) if result is None else result
 
@@ -344,7 +361,10 @@ class Generator:
                 plan = cached(cache_key("bernoulli", size, key[2:]),
                               lambda: plan_bernoulli(p, size, packed))
         else:
-            plan = plan_bernoulli(p, size, packed, out, self._backend)
+            key = (cache_key("bernoulli", size, (p, int(packed))) if type(packed) is bool
+                   else None)
+            plan = bound_to_out(key, out, self._backend,
+                                lambda: plan_bernoulli(p, size, packed, out, self._backend))
         result = self._small(plan)
         return self._draw(plan) if result is None else result
 
@@ -367,7 +387,8 @@ class Generator:
                 plan = cached(cache_key("dropout_mask", size, (p_drop,)),
                               lambda: plan_dropout_mask(size, p_drop))
         else:
-            plan = plan_dropout_mask(size, p_drop, out, self._backend)
+            plan = bound_to_out(cache_key("dropout_mask", size, (p_drop,)), out, self._backend,
+                                lambda: plan_dropout_mask(size, p_drop, out, self._backend))
         result = self._small(plan)
         return self._draw(plan) if result is None else result
 

@@ -17,7 +17,7 @@ from . import _validate
 from .backend import native as _native_backend
 from .backend import resolve as resolve_backend
 from .distributions.bernoulli import plan_bernoulli, plan_dropout_mask
-from .distributions.cache import PLANS as _PLANS, cache_key, cached, plan_get
+from .distributions.cache import PLANS as _PLANS, bound_to_out, cache_key, cached, plan_get
 from .distributions.normal import plan_normal, plan_truncated_normal
 from .distributions.permutation import plan_choice, plan_permutation, plan_shuffle
 from .distributions.uniform import plan_integers, plan_raw, plan_uniform
@@ -64,7 +64,9 @@ def _run(name, args, build, size, key, counter, backend, device, out, cacheable=
             plan = cached(cache_key(name, size, args, (int, float) if cacheable else (int,)),
                           lambda: build(size, args, None, None))
     else:
-        plan = build(size, args, out, _backend(backend, device))
+        b = _backend(backend, device)
+        plan = bound_to_out(cache_key(name, size, args, (int, float) if cacheable else (int,)),
+                            out, b, lambda: build(size, args, out, b))
     return _general(plan, key, counter, backend, device)
 
 

@@ -5,10 +5,14 @@ instead of checking its arguments again.  Only keys whose equality means "the
 same plan" are cached (``cache_key``): strings, None, ints (not bools), floats
 other than -0.0 (which equals 0.0 but can flip a result's sign) and shapes of
 ints.  ``plan_get`` is the lookup every call makes first: the native core's
-(one C call) where it is built, else the same rule in Python.
+(one C call) where it is built, else the same rule in Python.  A draw into a
+caller's ``out=`` array is cached too (``bound_to_out``), under its arguments
+and the layout of ``out``, and bound to each call's ``out``.
 """
 
 import math
+
+import numpy as np
 
 from ..backend import native as _native_backend
 
@@ -68,6 +72,35 @@ def _plan_get(cache, key):
             continue
         return None
     return cache.get(key)
+
+
+def bound_to_out(key, out, backend, build):
+    """The plan of a draw into ``out``: ``build()``'s, made (and ``out`` checked) once.
+
+    ``key`` is ``cache_key`` of the draw's arguments (None: build every time).
+    Where ``out`` is a NumPy array (exactly ``np.ndarray``) and ``backend`` a
+    host backend, the checks ``build`` makes of ``out`` (the backend's
+    ``check_out``: dtype, shape, writable, C-contiguous) depend on nothing more
+    than the key below holds, so the plan is cached under it and a later call
+    with an array of the same layout takes it, bound to that array
+    (``Plan.with_out``).  Any other ``out`` (a tensor, a subclass) is checked
+    every time.
+    """
+    if key is None or type(out) is not np.ndarray or backend.name not in _HOST_BACKENDS:
+        return build()
+    flags = out.flags
+    key = key + ("out", backend.name, out.dtype, out.shape, flags.writeable, flags.c_contiguous)
+    plan = PLANS.get(key)
+    if plan is None:
+        plan = build()
+        if len(PLANS) >= MAX_PLANS:
+            PLANS.clear()
+        PLANS[key] = plan.with_out(None)  # the cache keeps no caller's array alive
+        return plan
+    return plan.with_out(out)
+
+
+_HOST_BACKENDS = ("native", "numpy")
 
 
 # csrc/python/bindings_fast.cpp's plan_get is the same rule in one C call.
