@@ -158,3 +158,59 @@ def test_with_out_copies_every_other_slot():
         if slot != "out":
             assert getattr(twin, slot) == getattr(plan, slot), slot
     assert plan.with_kernel("normal_mt").kernel == "normal_mt"
+
+
+@pytest.mark.skipif(not ar.backends()["native"]["available"], reason="no native core")
+def test_the_one_call_path_fills_a_checked_out_and_declines_any_other():
+    """_native.stateless_draw fills plan.out itself when it is an exact, aligned,
+    writable, C-contiguous array of the plan's dtype and shape; otherwise it returns
+    None having written nothing, and the general path runs."""
+    from ascend_rand.backend import native
+    from ascend_rand.distributions.normal import plan_normal
+
+    nb = native.NativeBackend()
+    expected = stateless.normal((4, 25), 3, (7, 0), dtype="float64")
+
+    def plan_for(out):
+        plan = plan_normal(None, "float64", 0.0, 1.0, "ziggurat", out, nb)
+        plan.fast = native.fast_form(plan)
+        return plan
+
+    out = np.full((4, 25), -7.0)
+    assert native._native.stateless_draw(3, (7, 0), plan_for(out)) is out
+    np.testing.assert_array_equal(out, expected)
+
+    misaligned = np.zeros(8 * 100 + 1, np.uint8)[1:].view(np.float64).reshape(4, 25)
+    plan = plan_for(misaligned)
+    assert plan.fast  # the native form is there; the array is what the call declines
+    declined = [plan]
+    for other in (np.full((4, 25), -7.0).view(Subclass), np.full((4, 50), -7.0)[:, ::2]):
+        declined.append(plan_for(np.full((4, 25), -7.0)).with_out(other))
+    read_only = np.full((4, 25), -7.0)
+    twin = plan_for(np.full((4, 25), -7.0))
+    read_only.flags.writeable = False
+    declined.append(twin.with_out(read_only))
+    declined.append(twin.with_out(np.full((4, 25), -7.0, np.float32)))  # not the plan's dtype
+    declined.append(twin.with_out(np.full(100, -7.0)))  # not the plan's shape
+    for p in declined:
+        before = np.array(p.out, copy=True)
+        assert native._native.stateless_draw(3, (7, 0), p) is None
+        np.testing.assert_array_equal(np.asarray(p.out), before)  # nothing written
+    np.testing.assert_array_equal(nb.run(plan, 3, (7, 0)), expected)  # the general path
+
+
+@pytest.mark.skipif(not ar.backends()["native"]["available"], reason="no native core")
+def test_a_generator_fills_a_checked_out_in_one_call():
+    from ascend_rand.backend import native
+    from ascend_rand.distributions.uniform import plan_uniform
+
+    gen, ref = ar.Generator(21), ar.Generator(21)
+    out = np.empty(300, np.float32)
+    plan = plan_uniform(None, "float32", 0.0, 1.0, out, native.NativeBackend(), "random")
+    plan.fast = native.fast_form(plan)
+    assert gen._small(plan) is out  # philox_draw: reserved and filled in one call
+    assert gen.state["offset"] == 1
+    np.testing.assert_array_equal(out, ref.random(300))
+    misaligned = np.zeros(4 * 300 + 1, np.uint8)[1:].view(np.float32)
+    assert gen._small(plan.with_out(misaligned)) is None
+    assert gen.state["offset"] == 1  # a declined call reserves nothing

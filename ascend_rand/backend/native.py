@@ -90,10 +90,14 @@ def fast_form(plan):
     scalar, kernel code, words, params), or False for a plan they do not take.
 
     Kernel codes as in csrc/python/bindings_fast.cpp; plans with a finishing step,
-    per-element probabilities or an ``out=`` take the general path.
+    per-element probabilities or an ``out=`` other than an exact NumPy array take the
+    general path (the native call fills an ``out`` array only when it is writable,
+    C-contiguous, aligned and of the plan's dtype and shape, and declines otherwise).
     """
-    if plan.finish is not None or plan.out is not None or not plan.count:
+    if plan.finish is not None or not plan.count:
         return False  # (a permutation of an array indexes with it: the general path)
+    if plan.out is not None and type(plan.out) is not np.ndarray:
+        return False
     k, p = plan.kernel, plan.params
     if k == "raw":
         code, args = 0, ()

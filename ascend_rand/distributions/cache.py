@@ -95,7 +95,9 @@ def bound_to_out(key, out, backend, build):
         plan = build()
         if len(PLANS) >= MAX_PLANS:
             PLANS.clear()
-        PLANS[key] = plan.with_out(None)  # the cache keeps no caller's array alive
+        template = plan.with_out(None)  # the cache keeps no caller's array alive
+        template.fast = _native_backend.fast_form(template)  # bound copies share it
+        PLANS[key] = template
         return plan
     return plan.with_out(out)
 

@@ -1,7 +1,7 @@
 // The small-draw path of the native backend: one call takes a Philox engine's
 // next offset (docs/spec.md 2.4), or checks a stateless (key, counter), then
-// allocates the output and fills it, the same kernels and bits as the general
-// path (ascend_rand/backend/native.py).  Anything out of the common case
+// allocates the output (or takes the caller's out=) and fills it, the same
+// kernels and bits as the general path (ascend_rand/backend/native.py).  Anything out of the common case
 // declines (returns None) and the caller checks and runs it the general way.
 //
 // The reservation holds the engine's lock (`engine.lock`, which the Python side
@@ -139,7 +139,7 @@ void check(const py::dtype& dtype, size_t n, int kernel, const py::tuple& p) {
                           " cannot write dtype " + py::str(dtype).cast<std::string>());
 }
 
-// Fills `out` (a new C-contiguous array of the plan's dtype and item count) from w.
+// Fills `out` (C-contiguous and aligned, of the plan's dtype and item count) from w.
 void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
           const ascend_rand::DrawWords& w) {
   void* o = out.mutable_data();
@@ -270,7 +270,42 @@ py::array allocate(const Fast& f) {
   return out;
 }
 
-// The result a plan returns: the array, or its one element for a scalar draw.
+// The output of `plan`: a new array, or `plan.out` when the caller gave one.
+// Python checked that array's layout when it made the plan (cache.bound_to_out);
+// it is taken here only as an exact ndarray of the plan's dtype and shape,
+// writable, C-contiguous and aligned, and anything else declines (false) for the
+// general path, which copes with every out it accepts.  *given: the caller's.
+bool output_of(PyObject* plan, const Fast& f, py::array* out, bool* given) {
+  static PyObject* const name = PyUnicode_InternFromString("out");
+  py::object o = py::reinterpret_steal<py::object>(PyObject_GetAttr(plan, name));
+  if (!o) {  // a plan without an out (a hand-made one): a new array
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
+    o = py::none();
+  }
+  *given = !o.is_none();
+  if (!*given) {
+    *out = allocate(f);
+    return true;
+  }
+  const auto& api = py::detail::npy_api::get();
+  if (Py_TYPE(o.ptr()) != api.PyArray_Type_) return false;
+  const auto a = py::reinterpret_borrow<py::array>(o);
+  constexpr int kNeeded = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ |
+                          py::detail::npy_api::NPY_ARRAY_ALIGNED_ |
+                          py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  if ((a.flags() & kNeeded) != kNeeded || !api.PyArray_EquivTypes_(a.dtype().ptr(), f.dtype.ptr()) ||
+      static_cast<size_t>(a.ndim()) != f.shape.size())
+    return false;
+  for (size_t i = 0; i < f.shape.size(); ++i)
+    if (a.shape(static_cast<py::ssize_t>(i)) != f.shape[i]) return false;
+  check(f.dtype, static_cast<size_t>(a.size()), f.kernel, f.params);
+  *out = a;
+  return true;
+}
+
+// The result a plan returns: the array, or its one element for a scalar draw
+// (never a draw into the caller's out).
 PyObject* result(py::array& out, bool scalar) {
   if (!scalar) return out.release().ptr();
   PyObject* empty = PyTuple_New(0);
@@ -298,8 +333,8 @@ PyObject* raise_current() {
 }
 
 // philox_draw(slots, acquire, release, plan): reserve a Philox engine's next
-// offset under its lock, allocate and fill the output of `plan`; None (nothing
-// reserved) when the plan or the engine needs the general path.
+// offset under its lock and fill the output of `plan` (output_of); None (nothing
+// reserved) when the plan, its out or the engine needs the general path.
 PyObject* philox_draw(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 4) {
     PyErr_SetString(PyExc_TypeError, "philox_draw(slots, acquire, release, plan)");
@@ -315,17 +350,15 @@ PyObject* philox_draw(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     uint64_t* s = static_cast<uint64_t*>(view.buf);
     Fast f;
     uint64_t offset;
-    if (!read_fast(args[3], &f)) {
+    py::array out;
+    bool given = false;
+    // a refused call, or one that declines, reserves nothing
+    if (!read_fast(args[3], &f) || !output_of(args[3], f, &out, &given) ||
+        !reserve(s, args[1], args[2], &offset)) {
       r = Py_NewRef(Py_None);
     } else {
-      py::array out = allocate(f);  // a refused call reserves nothing
-      if (!reserve(s, args[1], args[2], &offset)) {
-        r = Py_NewRef(Py_None);
-      } else {
-        fill(out, f.kernel, f.words, f.params,
-             ascend_rand::DrawWords{s[kSeed], {0, offset}, nullptr});
-        r = result(out, f.scalar);
-      }
+      fill(out, f.kernel, f.words, f.params, ascend_rand::DrawWords{s[kSeed], {0, offset}, nullptr});
+      r = result(out, f.scalar && !given);
     }
   } catch (...) {
     r = raise_current();
@@ -363,10 +396,11 @@ PyObject* stateless_draw(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return Py_NewRef(Py_None);
   try {
     Fast f;
-    if (!read_fast(args[2], &f)) return Py_NewRef(Py_None);
-    py::array out = allocate(f);
+    py::array out;
+    bool given = false;
+    if (!read_fast(args[2], &f) || !output_of(args[2], f, &out, &given)) return Py_NewRef(Py_None);
     fill(out, f.kernel, f.words, f.params, ascend_rand::DrawWords{key, {lo, hi}, nullptr});
-    return result(out, f.scalar);
+    return result(out, f.scalar && !given);
   } catch (...) {
     return raise_current();
   }
