@@ -10,6 +10,7 @@ BufferError (a buffer that cannot be exported as asked).
 """
 
 import ctypes
+import math
 import pickle
 
 import numpy as np
@@ -190,6 +191,16 @@ def _plan(j):
                      [np.uint32, np.uint64, np.float32, np.float64, np.float16, np.int8, np.int64,
                       np.uint8, np.bool_, object]),
                  shape, j.chance(), j.small(9) if j.small(5) else j.integer(), j.small(64), params)
+    k = j.small(4)  # the caller's out= (bindings_fast.cpp output_of): none, junk, or a fitting array
+    if k == 1:
+        plan.out = j.out()
+    elif k == 2 and type(shape) is tuple and math.prod(shape) <= 1 << 16:
+        try:
+            plan.out = np.zeros(shape, dtype=plan.fast[0])
+        except (TypeError, ValueError):
+            plan.out = None
+    elif k == 3:
+        plan.out = None
     return plan
 
 
