@@ -118,8 +118,9 @@ with warnings.catch_warnings(record=True) as caught:  # the level is chosen at i
 ''' + DRAWS + r'''
 report = {
     "simd": ascend_rand.backends()["native"]["simd"],
+    "lookup": ascend_rand.backends()["native"]["ziggurat_lookup"],
     "levels": list(_native.simd_levels()),
-    "warnings": [str(w.message) for w in caught if "ASCEND_RAND_SIMD" in str(w.message)],
+    "warnings": [str(w.message) for w in caught if "ASCEND_RAND_" in str(w.message)],
     "digests": {name: hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
                 for name, a in draws("native")},
 }
@@ -127,8 +128,8 @@ print(json.dumps(report))
 '''
 
 
-def run_child(simd):
-    return run_at_level(CHILD, simd)
+def run_child(simd, lookup=None):
+    return run_at_level(CHILD, simd, lookup=lookup)
 
 
 @pytest.fixture(scope="module")
@@ -155,14 +156,7 @@ def test_levels_are_reported(supported):
     assert info["simd"] == expected
 
 
-@pytest.mark.parametrize("level", ["avx512", "avx2", "neon", "scalar"])
-def test_level_gives_the_fallback_bits(level, supported, reference):
-    if level not in supported:
-        pytest.skip(f"this CPU does not run {level} (supported: {supported})")
-    report = run_child(level)
-    assert report["simd"] == level
-    assert report["levels"] == supported
-    assert report["warnings"] == []
+def assert_fallback_bits(report, reference, level):
     digests = report["digests"]
     for name, want in reference.items():
         if "/big/" in name:  # drawn on 1 and 3 threads in the child
@@ -171,6 +165,49 @@ def test_level_gives_the_fallback_bits(level, supported, reference):
             assert got == {1: want, 3: want}, f"{level}: {name} differs from the NumPy fallback"
         else:
             assert digests[name] == want, f"{level}: {name} differs from the NumPy fallback"
+
+
+@pytest.mark.parametrize("level", ["avx512", "avx2", "neon", "scalar"])
+def test_level_gives_the_fallback_bits(level, supported, reference):
+    if level not in supported:
+        pytest.skip(f"this CPU does not run {level} (supported: {supported})")
+    report = run_child(level)
+    assert report["simd"] == level
+    assert report["levels"] == supported
+    assert report["warnings"] == []
+    assert_fallback_bits(report, reference, level)
+
+
+def test_both_avx512_ziggurat_lookups_give_the_fallback_bits(supported, reference):
+    """The AVX-512 float32 ziggurat's two table lookups (csrc/cpu/dispatch.h): whichever
+    this CPU takes by default, the other is forced by ASCEND_RAND_ZIGGURAT_LOOKUP."""
+    if "avx512" not in supported:
+        pytest.skip(f"this CPU does not run avx512 (supported: {supported})")
+    for lookup in ("planes", "pairs"):
+        report = run_child("avx512", lookup)
+        assert (report["simd"], report["lookup"], report["warnings"]) == ("avx512", lookup, [])
+        assert_fallback_bits(report, reference, f"avx512 with {lookup}")
+
+
+def test_the_lookup_is_pairs_on_intel_planes_elsewhere_and_a_bad_name_warns():
+    with open("/proc/cpuinfo") as f:
+        intel = "GenuineIntel" in f.read()
+    default = "pairs" if intel else "planes"
+    if not os.environ.get("ASCEND_RAND_ZIGGURAT_LOOKUP"):
+        assert ascend_rand.backends()["native"]["ziggurat_lookup"] == default
+    code = ("import json, warnings\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            "    import ascend_rand\n"
+            "print(json.dumps({'lookup': ascend_rand.backends()['native']['ziggurat_lookup'],\n"
+            "                  'warnings': [str(w.message) for w in caught]}))")
+    report = run_at_level(code, None, lookup=" Pairs\t")  # trimmed, any case
+    assert report == {"lookup": "pairs", "warnings": []}
+    report = run_at_level(code, None, lookup="gathers")
+    assert report["lookup"] == default
+    assert report["warnings"] == [
+        f"ASCEND_RAND_ZIGGURAT_LOOKUP='gathers' is not 'pairs' or 'planes'; using '{default}' "
+        "(this CPU's default)"]
 
 
 def test_unknown_level_warns_and_uses_the_best(supported):

@@ -145,6 +145,42 @@ inline const SimdChoice& simd_choice() {
 
 inline SimdLevel active_simd_level() { return simd_choice().level; }
 
+// -- the AVX-512 float32 ziggurat's table lookup --------------------------------------------------
+// Two lookups give the same bits (kernels_simd.h): "planes" (vpermi2w over 16-bit
+// planes of W and K, tuned on Zen 4) and "pairs" (the AVX2 kernel's scalar loads of
+// (W, K) pairs).  On this project's Intel Xeon the AVX-512 float32 normal ran at 1.01
+// G/s with pairs against 0.86 with planes in quiet runs (level in busy ones); no AMD
+// part has run pairs at AVX-512.  So: pairs on Intel CPUs, planes on others, unless
+// ASCEND_RAND_ZIGGURAT_LOOKUP names one; any other value warns and keeps the default.
+struct LookupChoice {
+  bool pairs;
+  std::string warning;
+};
+
+inline LookupChoice choose_ziggurat_lookup(const char* request) {
+  LookupChoice choice{false, std::string()};
+#if ASCEND_RAND_X86_SIMD
+  __builtin_cpu_init();
+  choice.pairs = __builtin_cpu_is("intel");
+#endif
+  if (request == nullptr) return choice;
+  std::string name;  // trimmed, lower case
+  for (const char* p = request; *p != '\0'; ++p)
+    if (*p != ' ' && *p != '\t' && *p != '\n') name += static_cast<char>(std::tolower(static_cast<unsigned char>(*p)));
+  if (name == "pairs" || name == "planes")
+    choice.pairs = name == "pairs";
+  else if (!name.empty())
+    choice.warning = "ASCEND_RAND_ZIGGURAT_LOOKUP='" + std::string(request) +
+                     "' is not 'pairs' or 'planes'; using '" + (choice.pairs ? "pairs" : "planes") +
+                     "' (this CPU's default)";
+  return choice;
+}
+
+inline const LookupChoice& ziggurat_lookup_choice() {
+  static const LookupChoice choice = choose_ziggurat_lookup(std::getenv("ASCEND_RAND_ZIGGURAT_LOOKUP"));
+  return choice;
+}
+
 // -- compiling a worker per level -----------------------------------------------------------------
 
 namespace dispatch_detail {

@@ -2,8 +2,8 @@
 // uniform float32 conversion and the Bernoulli compare + bit packing applied to
 // Philox words while they are still in registers (whole batches of
 // philox_simd.h), and the ziggurat's fast path (table lookups by word permutes
-// on AVX-512, by scalar loads of (W, K) pairs on AVX2; a compact list of the
-// rejected elements).  Each computes exactly what the
+// on AVX-512, by scalar loads of (W, K) pairs on AVX2 and on AVX-512 Intel CPUs,
+// dispatch.h's ziggurat_lookup_choice; a compact list of the rejected elements).  Each computes exactly what the
 // portable loop in kernels.cpp / kernels_bits.cpp computes; the callers run
 // the portable loop over whatever these leave (tails, the scalar level, a
 // caller's word buffer).
@@ -370,7 +370,9 @@ inline size_t bernoulli_bits_fused(uint8_t* out, size_t begin, size_t end, uint6
 template <SimdLevel L>
 inline size_t ziggurat_f32_fast(const uint32_t* w, size_t m, float* z, uint32_t* rejected) {
 #if ASCEND_RAND_X86_SIMD
-  if constexpr (L == SimdLevel::kAvx512) return ziggurat_f32_fast_avx512(w, m, z, rejected);
+  if constexpr (L == SimdLevel::kAvx512)  // the lookup this CPU prefers (dispatch.h)
+    return ziggurat_lookup_choice().pairs ? ziggurat_f32_fast_avx2(w, m, z, rejected)
+                                          : ziggurat_f32_fast_avx512(w, m, z, rejected);
   if constexpr (L == SimdLevel::kAvx2) return ziggurat_f32_fast_avx2(w, m, z, rejected);
 #endif
   return ziggurat_f32_fast_portable(w, 0, m, z, rejected);

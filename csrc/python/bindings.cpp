@@ -180,6 +180,8 @@ PYBIND11_MODULE(_native, m) {
   m.def("build_info", [] {
     py::dict info;
     info["simd"] = ascend_rand::simd_level();
+    // the AVX-512 float32 ziggurat's table lookup (csrc/cpu/dispatch.h); the same bits either way
+    info["ziggurat_lookup"] = ascend_rand::ziggurat_lookup_choice().pairs ? "pairs" : "planes";
 #if defined(__clang__)
     info["compiler"] = std::string("clang ") + __clang_version__;
 #elif defined(__GNUC__)
@@ -202,6 +204,9 @@ PYBIND11_MODULE(_native, m) {
   });
   if (!ascend_rand::simd_choice().warning.empty())
     if (PyErr_WarnEx(PyExc_RuntimeWarning, ascend_rand::simd_choice().warning.c_str(), 1) < 0)
+      throw py::error_already_set();
+  if (!ascend_rand::ziggurat_lookup_choice().warning.empty())
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, ascend_rand::ziggurat_lookup_choice().warning.c_str(), 1) < 0)
       throw py::error_already_set();
   bind_bits(m);
   bind_mt(m);

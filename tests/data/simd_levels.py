@@ -11,13 +11,17 @@ import subprocess
 import sys
 
 
-def run_at_level(code, simd, timeout=300):
-    """Run ``code`` with ASCEND_RAND_SIMD=``simd`` (None: unset, the best level) and return
+def run_at_level(code, simd, timeout=300, lookup=None):
+    """Run ``code`` with ASCEND_RAND_SIMD=``simd`` (None: unset, the best level) and
+    ASCEND_RAND_ZIGGURAT_LOOKUP=``lookup`` (None: unset, this CPU's default) and return
     the JSON object on the last line of its output; assert it exited cleanly."""
     env = dict(os.environ)
     env.pop("ASCEND_RAND_SIMD", None)
+    env.pop("ASCEND_RAND_ZIGGURAT_LOOKUP", None)
     if simd is not None:
         env["ASCEND_RAND_SIMD"] = simd
+    if lookup is not None:
+        env["ASCEND_RAND_ZIGGURAT_LOOKUP"] = lookup
     proc = subprocess.run([sys.executable, "-P", "-c", code], env=env, capture_output=True,
                           text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr
