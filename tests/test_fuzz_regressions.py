@@ -332,3 +332,17 @@ def test_kernels_refuse_outputs_that_hold_python_objects(kind):
         assert [x for x in out.reshape(-1).tolist() if x not in (None, (None,))] == [], name
     with pytest.raises(TypeError, match="raw: out must be uint32 or uint64"):
         NATIVE.raw(out, 1, 0, 0, None)
+
+
+@pytest.mark.skipif(NATIVE is None, reason="no native core")
+def test_a_permutation_kernel_asked_for_a_huge_population_raises_memory_error():
+    """The raw permutation kernel sorts `population` 16-byte keys; a population whose key
+    array cannot be sized (2**60 keys and up: 2**64 bytes) raises MemoryError at the
+    allocation, writing nothing (the fuzzer's harness once called it a violation: seed
+    12, 60 s; the Python layer never asks, as its plans cap the output and take the
+    sparse kernel for a small choice from a large population)."""
+    out = np.full(7, -1, np.int64)
+    for population in (2**60, 2**62, 2**63):
+        with pytest.raises(MemoryError):
+            NATIVE.permutation(out, 1, 2, 0, population, None)
+    assert (out == -1).all()
