@@ -49,10 +49,15 @@ def cached(key, build):
     plan = PLANS.get(key)
     if plan is None:
         plan = build()
-        if len(PLANS) >= MAX_PLANS:
-            PLANS.clear()
-        PLANS[key] = plan
+        _store(key, plan)
     return plan
+
+
+def _store(key, plan):
+    """PLANS[key] = plan, emptying the cache first when it is full."""
+    if len(PLANS) >= MAX_PLANS:
+        PLANS.clear()
+    PLANS[key] = plan
 
 
 def _plan_get(cache, key):
@@ -93,11 +98,9 @@ def bound_to_out(key, out, backend, build):
     plan = PLANS.get(key)
     if plan is None:
         plan = build()
-        if len(PLANS) >= MAX_PLANS:
-            PLANS.clear()
         template = plan.with_out(None)  # the cache keeps no caller's array alive
         template.fast = _native_backend.fast_form(template)  # bound copies share it
-        PLANS[key] = template
+        _store(key, template)
         return plan
     return plan.with_out(out)
 
