@@ -37,8 +37,22 @@ def test_readme_commands_are_what_ci_runs():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
     test_command = 'python3 -m venv .venv && .venv/bin/pip install ".[test,torch]" && .venv/bin/pytest'
-    demo_command = 'python3 -m venv .venv && .venv/bin/pip install ".[demo]" && .venv/bin/ascend-rand demo'
+    demo_command = ('python3 -m venv .venv-demo && .venv-demo/bin/pip install ".[demo]"'
+                    ' && .venv-demo/bin/ascend-rand demo')
     assert readme.count(test_command) == 1 and readme.count(demo_command) == 1
     assert '.venv/bin/pip install -q ".[test,torch]" && .venv/bin/pytest' in ci
-    # ... and the demo command, in an environment of its own
+    # ... and the demo command, in an environment of its own (the README's, too: the two
+    # commands stand alone, neither reuses what the other installed)
     assert '.venv-demo/bin/pip install -q ".[demo]"' in ci and ".venv-demo/bin/ascend-rand demo" in ci
+    assert "rm -rf .venv-demo" in ci
+
+
+def test_readme_commands_use_separate_environments():
+    readme = (ROOT / "README.md").read_text()
+    commands = [line for line in readme.splitlines() if line.startswith("python3 -m venv ")]
+    assert len(commands) == 2
+    envs = [line.split()[3] for line in commands]
+    assert envs == [".venv-demo", ".venv"], envs
+    for env, line in zip(envs, commands):
+        # each command installs into and runs from its own environment only
+        assert {word.split("/")[0] for word in line.split() if "/bin/" in word} == {env}, line

@@ -156,8 +156,8 @@ class Backend:
 
         >>> from ascend_rand.backend import resolve
         >>> a = resolve("numpy").allocate((2, 3), "bfloat16")
-        >>> a.shape, a.dtype
-        ((2, 3), dtype(bfloat16))
+        >>> a.shape, a.dtype.name
+        ((2, 3), 'bfloat16')
         """
         raise NotImplementedError
 
