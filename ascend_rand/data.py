@@ -300,8 +300,13 @@ class _ShardedEpochs:
             self._num_samples = math.ceil(self._n / self._world_size)
         self._epoch = 0
         self._position = 0  # samples of this epoch handed out, or loaded from a checkpoint
-        self._pass_start = 0  # where the current pass over the epoch began
-        self._resume = False  # the next pass starts at _position (set by load_state_dict)
+        # The current pass over the epoch: the one iter() last began, or the one
+        # load_state_dict set up (pending until iter()), until the next begins or
+        # set_epoch moves to another epoch.  state_dict(consumed=) and len() count
+        # from its start (docs/seeding.md, "Data loading").
+        self._pass_start = 0
+        self._resume = False  # the pending pass starts at _position (set by load_state_dict)
+        self._pass = 0  # which pass is current: an iterator of an older one changes nothing
 
     @property
     def root_seed(self):
@@ -376,8 +381,8 @@ class _ShardedEpochs:
         epoch = _validate.uint64(epoch, "epoch")
         if epoch != self._epoch:
             self._epoch = epoch
-            self._position = self._pass_start = 0
-            self._resume = False
+            self._position = 0
+            self._new_pass(start=0, resume=False)
 
     def epoch_order(self, epoch):
         """All ``n`` indices of ``epoch`` in order, before sharding (int64):
@@ -419,18 +424,46 @@ class _ShardedEpochs:
             order = np.resize(order, total)  # repeats the order from its start
         return order[self._rank:total:self._world_size]
 
+    def _new_pass(self, start, resume):
+        self._pass += 1  # iterators of the previous pass no longer count
+        self._pass_start, self._resume = start, resume
+
     def __iter__(self):
+        # The pass begins at iter(), not at the first next(): from then on len() and
+        # state_dict(consumed=) describe it.
         start = self._position if self._resume else 0
-        self._resume = False
-        self._position = self._pass_start = start
+        self._position = start
+        self._new_pass(start=start, resume=False)
+        return self._indices(self._pass, self.shard(self._epoch)[start:].tolist())
+
+    def _indices(self, this_pass, indices):
         epoch, root = self._epoch, self._root
-        for index in self.shard(epoch)[start:].tolist():
-            self._position += 1
+        for index in indices:
+            if this_pass == self._pass:
+                self._position += 1
             yield SampleIndex(index, epoch, root)
 
     def __len__(self):
-        """What the next pass yields: ``num_samples``, less a loaded checkpoint's position."""
-        return self._num_samples - (self._position if self._resume else 0)
+        """The indices the current pass yields: ``num_samples``, less the position it
+        resumed from.
+
+        From ``load_state_dict`` on, the resumed pass is current, before and during
+        it and while a DataLoader still hands out the batches the sampler has already
+        given, so ``len()`` (and the DataLoader's) is what that pass yields.  The next
+        ``iter()``, or ``set_epoch`` to another epoch, begins a whole pass:
+        ``num_samples``.
+
+        >>> from ascend_rand.data import DeterministicSampler
+        >>> s = DeterministicSampler(10, root_seed=7)
+        >>> s.load_state_dict({**s.state_dict(), "position": 4})
+        >>> it = iter(s)
+        >>> len(s), len(list(it)), len(s)
+        (6, 6, 6)
+        >>> it = iter(s)  # the next pass of the same epoch is whole
+        >>> len(s), len(list(it))
+        (10, 10)
+        """
+        return self._num_samples - self._pass_start
 
     def state_dict(self, consumed=None):
         """The epoch and the position in it, to resume mid-epoch exactly.
@@ -440,6 +473,12 @@ class _ShardedEpochs:
         of indices handed out, which is the loop's only with ``num_workers=0``:
         worker processes fetch indices ahead of the loop.
 
+        ``consumed`` counts from where the current pass began: 0 for a whole epoch,
+        the loaded position for a resumed one, from ``load_state_dict`` on (before the
+        resumed pass is iterated too, so a checkpoint taken then keeps the position).
+        It must be in ``[0, len(self)]`` while that pass is current, the indices it
+        yields; a larger value is refused with a ValueError, not clipped.
+
         >>> from ascend_rand.data import DeterministicSampler
         >>> s = DeterministicSampler(10, root_seed=7)
         >>> s.set_epoch(2)
@@ -448,14 +487,23 @@ class _ShardedEpochs:
         >>> s.state_dict()
         {'format': 1, 'root_seed': 7, 'n': 10, 'world_size': 1, 'rank': 0, 'shuffle': True,
          'drop_last': False, 'epoch': 2, 'position': 4}
+        >>> resumed = DeterministicSampler(10, root_seed=7)
+        >>> resumed.load_state_dict(s.state_dict())
+        >>> resumed.state_dict(consumed=0)["position"], resumed.state_dict(consumed=6)["position"]
+        (4, 10)
+        >>> resumed.state_dict(consumed=7)
+        Traceback (most recent call last):
+        ...
+        ValueError: consumed must be in [0, 6] (the samples of this pass, which began at position 4), got 7
         """
         position = self._position
         if consumed is not None:
             consumed = _validate.integer(consumed, "consumed")
             room = self._num_samples - self._pass_start
             if not 0 <= consumed <= room:
-                raise ValueError(f"consumed must be in [0, {room}] (the samples of this pass), "
-                                 f"got {consumed}")
+                began = f", which began at position {self._pass_start}" if self._pass_start else ""
+                raise ValueError(f"consumed must be in [0, {room}] (the samples of this pass"
+                                 f"{began}), got {consumed}")
             position = self._pass_start + consumed
         return {"format": SAMPLER_STATE_FORMAT, "root_seed": self._root, "n": self._n,
                 "world_size": self._world_size, "rank": self._rank, "shuffle": self._shuffle,
@@ -501,7 +549,9 @@ class _ShardedEpochs:
         if not 0 <= position <= self._num_samples:
             raise ValueError(f"state['position'] must be in [0, {self._num_samples}], "
                              f"got {position}")
-        self._epoch, self._position, self._pass_start, self._resume = epoch, position, 0, True
+        self._epoch, self._position = epoch, position
+        # The resumed pass is current from now: consumed= and len() count from position.
+        self._new_pass(start=position, resume=True)
 
     def __repr__(self):
         return (f"DeterministicSampler(n={self._n}, root_seed={self._root}, "
@@ -536,7 +586,10 @@ def _make_sampler_class():
             ``SampleIndex`` ints carrying epoch and root for ``sample_generator``.
             Call ``set_epoch(e)`` before each epoch; ``state_dict()`` /
             ``load_state_dict()`` resume mid-epoch with exactly the remaining
-            indices.
+            indices.  A resumed pass counts from where it resumed, from
+            ``load_state_dict`` on: ``len()`` is the indices it yields (what
+            DistributedSampler's ``len()`` is for a whole pass), and
+            ``state_dict(consumed=k)`` is position + k, for k in ``[0, len()]``.
 
             >>> import torch
             >>> from ascend_rand.data import DeterministicSampler, sample_generator
