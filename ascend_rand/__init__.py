@@ -11,8 +11,13 @@ Three axes, each a folder (docs/architecture.md):
   same at any thread count.
 
 ``Generator`` and ``stateless`` are the front doors; docs/spec.md is the
-stream format.
+stream format.  The rest are reached as attributes on first use, without importing
+torch or MindSpore before then: ``ar.entropy`` (the hardware entropy pool),
+``ar.distributed`` (seeding over torch.distributed), ``ar.data`` (data order and
+DataLoader workers), ``ar.torch`` (dropout and init for torch) and ``ar.mindspore``.
 """
+
+import importlib
 
 from . import stateless
 from .backend import BackendUnavailableError, backends, get_num_threads, set_num_threads
@@ -45,3 +50,45 @@ __all__ = [
     "stateless",
     "unpack_mask",
 ]
+
+
+# Submodules resolved on first attribute access (PEP 562), each with the optional
+# dependency it needs (None: none beyond NumPy).  Importing them here would import torch
+# (ascend_rand.torch) or MindSpore at ``import ascend_rand``.
+_SUBMODULES = {
+    "entropy": None,
+    "distributed": None,  # imports torch.distributed only when a function needs it
+    "data": None,
+    "torch": "torch",
+    "mindspore": "mindspore",
+}
+
+
+def _missing(error, extra):
+    """The ImportError of ``extra`` itself if that is what ``error`` comes from, else None."""
+    while error is not None:
+        name = getattr(error, "name", None)
+        if name is not None and (name == extra or name.startswith(extra + ".")):
+            return error
+        error = error.__cause__
+    return None
+
+
+def __getattr__(name):
+    if name not in _SUBMODULES:
+        raise AttributeError(f"module 'ascend_rand' has no attribute {name!r}")
+    extra = _SUBMODULES[name]
+    try:
+        # import_module also binds the submodule as an attribute: later accesses are plain
+        return importlib.import_module(f"{__name__}.{name}")
+    except ImportError as error:
+        cause = None if extra is None else _missing(error, extra)
+        if cause is None:
+            raise
+        raise ImportError(
+            f"ascend_rand.{name} needs {extra}, which is not installed: "
+            f"pip install 'ascend_rand[{extra}]' ({cause})") from error
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES))

@@ -64,8 +64,8 @@ try:
     from mindspore.common.initializer import Initializer
 except ImportError as error:  # the message says what to install
     raise ImportError(
-        "ascend_rand.mindspore needs MindSpore (pip install mindspore); importing it failed: "
-        f"{error}") from error
+        "ascend_rand.mindspore needs MindSpore: pip install 'ascend_rand[mindspore]' "
+        f"(importing it failed: {error})") from error
 
 from . import _dtypes, _validate, init_rules
 from .backend.torch import as_numpy

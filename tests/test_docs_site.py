@@ -28,7 +28,7 @@ HOOKS = DOCS / "hooks"  # excluded from the site (exclude_docs in mkdocs.yml)
 
 # Pages whose examples are checked here; the older pages' examples (docs/npu.md draws on
 # an NPU, docs/seeding.md spans processes) are reference text, not runnable here.
-GUIDE_PAGES = ("index.md", "guide.md", "reproducibility.md")
+GUIDE_PAGES = ("index.md", "guide.md", "reproducibility.md", "security.md")
 
 FENCE = re.compile(r"^(?P<marker><!-- needs: (?P<needs>\w+) -->\n)?```(?P<lang>\w*)\n(?P<body>.*?)^```",
                    re.S | re.M)

@@ -199,7 +199,7 @@ def test_mindspore_front_end_without_mindspore_says_what_to_install():
             "try:\n    import ascend_rand.mindspore\n"
             "except ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "ascend_rand.mindspore needs MindSpore (pip install mindspore)" in out.stdout
+    assert "ascend_rand.mindspore needs MindSpore: pip install 'ascend_rand[mindspore]'" in out.stdout
 
 
 def test_docstring_examples():

@@ -24,6 +24,13 @@ torch's own random state.
 True
 """
 
+try:
+    import torch as _torch  # noqa: F401  (absolute: the library, not this package)
+except ImportError as _error:
+    raise ImportError(
+        "ascend_rand.torch needs torch, which is not installed: pip install 'ascend_rand[torch]' "
+        f"({_error})") from _error
+
 from . import init
 from .dropout import Dropout, dropout
 from .reset import reset_parameters
