@@ -21,12 +21,15 @@ a one-line error for bad options, a library ValueError, or (plot) no matplotlib.
 Exit codes: 0 success; 1 a correctness check failed (``demo``) or ``bench
 --check-target`` missed a target; 2 a usage error, or ``bench --plot`` could
 not load matplotlib or write its picture, or ``bench --levels`` could not run a
-level.
+level, or ``stream`` / ``sample`` could not write their output (a full disk,
+a missing folder) or ``sample``'s draw does not fit in memory: one error line,
+never a traceback.
 """
 
 import argparse
 import functools
 import json
+import os
 import sys
 
 from . import __version__, benchmarks, demo
@@ -71,6 +74,17 @@ def _cmd_stream(args):
                      args.layout, args.streams)
     except (TypeError, ValueError) as exc:
         print(f"ascend-rand stream: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # stdout cannot take the bytes: a full disk (> /dev/full), EIO
+        # (a closed pipe is not an error: stream.write ends quietly on BrokenPipeError.)
+        # stdout goes to /dev/null, dropping what is buffered, so that the interpreter's
+        # flush at exit does not fail again with a traceback.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        print(f"ascend-rand stream: error: cannot write the stream to stdout: {exc}",
+              file=sys.stderr)
         return 2
     return 0
 

@@ -237,19 +237,37 @@ def write(values, output, bar=None):
         sys.stdout.flush()
         return "-"
     path = Path(output)
-    suffix = path.suffix.lower()
-    if suffix == ".npy":
-        np.save(path, values)
-        if bar is not None:
-            bar.advance()
-    elif suffix == ".csv":
+    suffix = path.suffix.lower()  # the format: .npy / .NPY / .Csv alike
+    if suffix == ".csv":
         _check_csv(values)  # before the file is created
-        with open(path, "w", newline="") as fh:
-            write_csv(fh, values, bar)
-    else:
+    elif suffix != ".npy":
         raise UsageError(f"unknown output format {path.suffix or '(no suffix)'!r} in "
                          f"{output!r}: use .npy or .csv, or -o - for CSV on stdout")
+    # Opened here, so the file is exactly the name given: numpy.save on a path appends
+    # ".npy" to any name that does not end in lower-case ".npy" (out.NPY -> out.NPY.npy).
+    mode, newline = ("wb", None) if suffix == ".npy" else ("w", "")
+    fh = open(path, mode, newline=newline)
+    try:
+        with fh:  # closing flushes, and can fail too (a full disk)
+            if suffix == ".npy":
+                np.save(fh, values)
+                if bar is not None:
+                    bar.advance()
+            else:
+                write_csv(fh, values, bar)
+    except BaseException:
+        path.unlink(missing_ok=True)  # no half-written file left behind
+        raise
     return str(path)
+
+
+def _quiet_stdout():
+    """Point stdout at /dev/null, dropping what is buffered for it: after a write to it
+    failed, the interpreter's own flush at exit would fail again with a traceback."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def main(args):
@@ -269,9 +287,19 @@ def main(args):
     except BrokenPipeError:
         # `ascend-rand sample ... -o - | head` closed the pipe: not an error; stdout goes
         # to /dev/null so that Python's flush at exit does not complain either.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _quiet_stdout()
         return 0
-    except (UsageError, ValueError, TypeError, BackendUnavailableError, OSError) as exc:
+    except MemoryError as exc:
+        # numpy's "Unable to allocate 373. GiB for an array with shape ...", or the
+        # library's own: a draw too large for this machine is a bad value, not a crash.
+        return error("sample", f"--size {args.size}: not enough memory "
+                               f"({exc or type(exc).__name__})")
+    except OSError as exc:  # the output cannot be written: a missing folder, a full disk
+        if args.output == "-":
+            _quiet_stdout()  # the interpreter's flush at exit would fail on it again
+        where = "to stdout" if args.output == "-" else repr(str(args.output))
+        return error("sample", f"cannot write {where}: {exc.strerror or exc}")
+    except (UsageError, ValueError, TypeError, BackendUnavailableError) as exc:
         return error("sample", exc)
     if args.seed is None:
         print(f"seed {seed}", file=sys.stderr)
