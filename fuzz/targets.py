@@ -304,7 +304,8 @@ def mt_functions(j):
     if name == "mt19937_xpow_mod":
         limbs = [j.u64() for _ in range(j.small(3))] if j.small(4) else j.value()
         return fn(limbs, j.pick(["auto", "portable", "pclmul", "x"]))
-    capsule = fn(key, pos)
+    holder = np.zeros(2, np.uint64) if j.small(4) else j.array(n=j.pick([2, 1, 3]))
+    capsule = fn(key, pos, holder)  # holder: the engine's uint64[2] of the state's addresses
     return _through_capsule(capsule, j.small(700))
 
 

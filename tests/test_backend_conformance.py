@@ -65,6 +65,7 @@ def test_kernel_tables_agree_name_for_name():
         native = backend_registry.resolve("native").module
         infrastructure = {"set_num_threads", "get_num_threads", "build_info", "simd_levels",
                           "philox_bitgen", "mt19937_bitgen", "mt19937_xpow_mod", "philox_draw",
+                          "philox_lock",  # a Philox engine's lock (docs/spec.md 2.6)
                           "stateless_draw", "plan_get",
                           "mt19937_square_kernel",
                           # CPU hardware entropy (csrc/entropy/, ascend_rand/entropy/sources.py)

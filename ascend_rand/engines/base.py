@@ -232,12 +232,27 @@ class Engine:
         [3499211612, 581869302, 3890346734]
         >>> ar.MT19937(5489).random_raw(3).tolist()
         [3499211612, 581869302, 3890346734]
+
+        One capsule per engine, made under the engine's lock (never call this
+        holding it): numpy copies the ``bitgen_t`` out of it and keeps no
+        reference to it, so a second capsule made by a racing thread would be
+        freed under a live numpy Generator.  Its ``state`` points into memory
+        the engine owns, never into the capsule (docs/spec.md section 2.6).
+
+        >>> e = ar.Philox(7)
+        >>> e.capsule is e.capsule
+        True
         """
-        if self._capsule is None:
-            self._capsule = self._make_capsule()
-        return self._capsule
+        capsule = self._capsule
+        if capsule is None:
+            with self.lock:
+                if self._capsule is None:
+                    self._capsule = self._make_capsule()
+                capsule = self._capsule
+        return capsule
 
     def _make_capsule(self):
+        """A new capsule (called once, with ``self.lock`` held)."""
         raise NotImplementedError
 
     def random_raw(self, size=None, output=True):

@@ -552,4 +552,7 @@ class MT19937(Engine):
                 f"place in {self.streams}-stream mode (element i of a draw comes from stream "
                 f"i % S): use MT19937(seed) or engine.jumped(s) for stream s")
         native = resolve_backend("native")  # BackendUnavailableError says why not
-        return native.module.mt19937_bitgen(self._key[0], self._pos)
+        # The bitgen_t's state: the addresses of the key and the position, in an array
+        # this engine owns (numpy keeps the engine alive, not the capsule; spec 2.6).
+        self._bitgen_state = np.zeros(2, dtype=np.uint64)
+        return native.module.mt19937_bitgen(self._key[0], self._pos, self._bitgen_state)

@@ -25,9 +25,11 @@ from .base import Engine, _spawned_of, entropy_words
 ENGINE = "philox"
 SEED, OFFSET, BLOCK, INDEX, BUF01, BUF23, VALID, FLAGS = range(8)
 EXHAUSTED = 1  # the FLAGS bit of an offset of 2**64
+# FLAGS bits 1..63: words numpy asked the capsule for after that (docs/spec.md 2.6)
 _SLOTS = 8
 _U64 = 1 << 64
 _WORDS_PER_OFFSET = 1 << 66  # 2**64 blocks of 4 words
+_STREAM_WORDS = _U64 * _WORDS_PER_OFFSET  # 2**130: the word interface's whole stream
 _STATE_KEYS = ("engine", "seed", "offset")
 
 
@@ -62,8 +64,8 @@ class Philox(Engine):
 
     @_exhausted.setter
     def _exhausted(self, value):
-        s = self._slots
-        s[FLAGS] = (s[FLAGS] | EXHAUSTED) if value else (s[FLAGS] & ~EXHAUSTED)
+        # a new position: no words handed out past the end since (the count is not state)
+        self._slots[FLAGS] = EXHAUSTED if value else 0
 
     # -- state --------------------------------------------------------------------------------
 
@@ -293,8 +295,13 @@ class Philox(Engine):
         out = np.empty(shape, dtype=np.uint32)
         raw = resolve_backend("auto").kernel("raw")
         with self.lock:
-            if self._exhausted and n:
-                raise OverflowError("this engine has read all 2**64 subsequences; reseed it")
+            # docs/spec.md section 2.6: the stream ends after 2**130 words; a request
+            # for more words than remain is refused whole, never wrapped to (0, 0).
+            left = _STREAM_WORDS - self._position()
+            if n > left:
+                raise OverflowError(
+                    f"random_raw needs {n} words and this engine's stream has {left} left "
+                    "(2**130 words per seed: all 2**64 subsequences); reseed it")
             s = self._slots
             skip = s[INDEX]
             if n:
@@ -308,4 +315,10 @@ class Philox(Engine):
 
     def _make_capsule(self):
         native = resolve_backend("native")  # BackendUnavailableError says why not
-        return native.module.philox_bitgen(self._slots)
+        capsule = native.module.philox_bitgen(self._slots)
+        # numpy holds engine.lock around every draw and reads it after the capsule; its
+        # bitgen functions cannot raise, so from now on the lock is one whose release
+        # raises OverflowError after numpy read past the end of the stream (docs/spec.md
+        # 2.6).  It wraps this same threading.Lock: one mutex, whoever holds which object.
+        self.lock = native.module.philox_lock(self._slots, self.lock)
+        return capsule

@@ -4,9 +4,12 @@
 //
 // The state lives in memory the Python engine owns (it keeps the buffers alive
 // and never reallocates them while a capsule exists); these functions read and
-// advance it in place, so the engine and numpy share one position.
+// advance it in place, so the engine and numpy share one position.  numpy copies
+// the bitgen_t out of the capsule and keeps no reference to the capsule, so
+// bitgen_t.state never points into the capsule's own block.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <structmember.h>
 
 #include <cstdint>
 #include <string>
@@ -30,13 +33,35 @@ struct bitgen_t {
 };
 
 // The Philox engine's word position, eight uint64 slots (ascend_rand/engines/philox.py):
-// seed, offset, block, index, buffered words 0-1 and 2-3, buffer valid, exhausted.
+// seed, offset, block, index, buffered words 0-1 and 2-3, buffer valid, flags.
 // Word `index` of block `block` of subsequence `offset` is the word of counter
 // (block, offset) (docs/spec.md section 2.1); crossing 2^64 blocks carries into offset.
-enum PhiloxSlot { kSeed = 0, kOffset, kBlock, kIndex, kBuf01, kBuf23, kValid, kSlots = 8 };
+enum PhiloxSlot { kSeed = 0, kOffset, kBlock, kIndex, kBuf01, kBuf23, kValid, kFlags, kSlots };
+static_assert(kSlots == 8, "philox.py's _SLOTS");
+
+// kFlags: bit 0 is philox.py's EXHAUSTED (offset 2^64: every word was read, the
+// position stored as offset 0, block 0, index 0); bits 1..63 count the words
+// numpy asked for after that (docs/spec.md section 2.6, the end of the stream).
+constexpr uint64_t kExhausted = 1;
+constexpr uint64_t kPastEndWord = 2;
+
+// Filler word k (k = 1, 2, ...) handed to numpy past the end of the stream: not a
+// word of any Philox stream, so nothing repeats, and not constant, so numpy's
+// rejection loops end; the draw then raises OverflowError when it releases the
+// engine's lock (PhiloxLock below).  SplitMix64's output function of k.
+uint32_t past_end_word(uint64_t k) {
+  uint64_t z = k * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<uint32_t>(z ^ (z >> 31));
+}
 
 uint32_t philox_next_uint32(void* st) {
   auto* s = static_cast<uint64_t*>(st);
+  if (s[kFlags] & kExhausted) {  // never the stream's start again (counter (0, 0))
+    s[kFlags] += kPastEndWord;
+    return past_end_word(s[kFlags] >> 1);
+  }
   if (!s[kValid]) {
     uint32_t w[4];
     ascend_rand::counter_words(ascend_rand::Counter128{s[kBlock], s[kOffset]}, w);
@@ -52,7 +77,14 @@ uint32_t philox_next_uint32(void* st) {
   if (i == 3) {
     s[kIndex] = 0;
     s[kValid] = 0;
-    if (++s[kBlock] == 0) ++s[kOffset];
+    if (++s[kBlock] == 0) {
+      if (s[kOffset] == UINT64_MAX) {  // the stream's last word: philox.py's exhausted state
+        s[kOffset] = 0;
+        s[kFlags] = kExhausted;
+      } else {
+        ++s[kOffset];
+      }
+    }
   } else {
     s[kIndex] = i + 1;
   }
@@ -73,19 +105,20 @@ double philox_next_double(void* st) {
 
 uint64_t philox_next_raw(void* st) { return philox_next_uint32(st); }
 
-// One MT19937 stream: its 624 key words and position, owned by the Python engine.
-struct MtState {
-  uint32_t* key;
-  int64_t* pos;
-};
+// One MT19937 stream: the addresses of its 624 key words and of its position, held
+// in two uint64 entries the Python engine owns (ascend_rand/engines/mt19937.py,
+// _bitgen_state), as the engine owns the key and position themselves.
+enum MtSlot { kMtKey = 0, kMtPos, kMtSlots };
 
 uint32_t mt_next_uint32(void* st) {
-  auto* s = static_cast<MtState*>(st);
-  if (*s->pos >= ascend_rand::kMtN) {
-    ascend_rand::mt_twist(s->key);
-    *s->pos = 0;
+  const auto* s = static_cast<const uint64_t*>(st);
+  auto* key = reinterpret_cast<uint32_t*>(static_cast<uintptr_t>(s[kMtKey]));
+  auto* pos = reinterpret_cast<int64_t*>(static_cast<uintptr_t>(s[kMtPos]));
+  if (*pos >= ascend_rand::kMtN) {
+    ascend_rand::mt_twist(key);
+    *pos = 0;
   }
-  return ascend_rand::mt_temper(s->key[(*s->pos)++]);
+  return ascend_rand::mt_temper(key[(*pos)++]);
 }
 
 // numpy's MT19937: next_uint64 = (a << 32) | b, next_double = genrand_res53 (docs/spec.md 6.3).
@@ -101,19 +134,15 @@ double mt_next_double(void* st) {
 
 uint64_t mt_next_raw(void* st) { return mt_next_uint32(st); }
 
-// The capsule owns a block holding the bitgen_t (first, as numpy reads it) and,
-// for MT19937, the pointers into the engine's arrays.
-struct MtBlock {
-  bitgen_t bitgen;
-  MtState state;
-};
-
+// The capsule owns only the bitgen_t, which numpy copies; the state it points at is
+// the engine's.
 void free_bitgen(PyObject* capsule) {
   void* p = PyCapsule_GetPointer(capsule, "BitGenerator");
-  if (p) delete static_cast<MtBlock*>(p);
+  if (p) delete static_cast<bitgen_t*>(p);
 }
 
-py::capsule make_capsule(MtBlock* block) {
+py::capsule make_capsule(const bitgen_t& bitgen) {
+  auto* block = new bitgen_t(bitgen);
   PyObject* cap = PyCapsule_New(block, "BitGenerator", free_bitgen);
   if (!cap) {
     delete block;
@@ -122,41 +151,169 @@ py::capsule make_capsule(MtBlock* block) {
   return py::reinterpret_steal<py::capsule>(cap);
 }
 
-py::capsule philox_capsule(py::buffer state) {
-  const py::buffer_info info = state.request(true);
-  // C-contiguous: the bitgen functions read and write slots 0..7 from info.ptr on (a
-  // strided or reversed view would send them past its buffer: fuzz/fuzz_native.py).
-  bool contiguous = reinterpret_cast<uintptr_t>(info.ptr) % alignof(uint64_t) == 0;  // and aligned
+// C-contiguous and aligned: the bitgen functions read and write slots 0..7 from the
+// buffer's start on (a strided or reversed view would send them past its buffer:
+// fuzz/fuzz_native.py).
+bool philox_slots_ok(const py::buffer_info& info) {
+  bool contiguous = reinterpret_cast<uintptr_t>(info.ptr) % alignof(uint64_t) == 0;
   py::ssize_t stride = info.itemsize;
   for (py::ssize_t d = info.ndim - 1; d >= 0; --d) {
     if (info.shape[d] > 1 && info.strides[d] != stride) contiguous = false;
     stride *= info.shape[d];
   }
-  if (info.itemsize != 8 || info.format != py::format_descriptor<uint64_t>::format() ||
-      info.size != kSlots || !contiguous)
-    throw py::value_error(
-        "philox_bitgen: state must be a writable C-contiguous, aligned buffer of 8 uint64 slots");
-  auto* block = new MtBlock{};
-  block->bitgen = bitgen_t{info.ptr, philox_next_uint64, philox_next_uint32, philox_next_double,
-                           philox_next_raw};
-  return make_capsule(block);
+  return info.itemsize == 8 && info.format == py::format_descriptor<uint64_t>::format() &&
+         info.size == kSlots && contiguous;
 }
 
-py::capsule mt_capsule(py::array key, py::array pos) {
+py::capsule philox_capsule(py::buffer state) {
+  const py::buffer_info info = state.request(true);
+  if (!philox_slots_ok(info))
+    throw py::value_error(
+        "philox_bitgen: state must be a writable C-contiguous, aligned buffer of 8 uint64 slots");
+  return make_capsule(bitgen_t{info.ptr, philox_next_uint64, philox_next_uint32,
+                               philox_next_double, philox_next_raw});
+}
+
+// `holder` (two uint64, the engine's) receives the addresses of key and pos and is
+// the bitgen_t's state: the engine keeps all three alive as long as itself.
+py::capsule mt_capsule(py::array key, py::array pos, py::array holder) {
   if (key.dtype().kind() != 'u' || key.itemsize() != 4 || key.size() != ascend_rand::kMtN ||
       !ascend_rand_bindings::c_contiguous_aligned(key) || !key.writeable())
     throw py::value_error("mt19937_bitgen: key must be a writable C-contiguous, aligned 624-word uint32 array");
-  if (pos.dtype().kind() != 'i' || pos.itemsize() != 8 || pos.size() != 1 || !pos.writeable())
-    throw py::value_error("mt19937_bitgen: pos must be a writable int64 array of one entry");
+  if (pos.dtype().kind() != 'i' || pos.itemsize() != 8 || pos.size() != 1 || !pos.writeable() ||
+      !ascend_rand_bindings::c_contiguous_aligned(pos))
+    throw py::value_error("mt19937_bitgen: pos must be a writable, aligned int64 array of one entry");
+  if (holder.dtype().kind() != 'u' || holder.itemsize() != 8 || holder.size() != kMtSlots ||
+      !ascend_rand_bindings::c_contiguous_aligned(holder) || !holder.writeable())
+    throw py::value_error("mt19937_bitgen: holder must be a writable C-contiguous, aligned uint64 array of 2 entries");
   const int64_t p = *static_cast<const int64_t*>(pos.data());
   if (p < 0 || p > ascend_rand::kMtN)
     throw py::value_error("mt19937_bitgen: pos must be in [0, 624], got " + std::to_string(p));
-  auto* block = new MtBlock{};
-  block->state = MtState{static_cast<uint32_t*>(key.mutable_data()),
-                         static_cast<int64_t*>(pos.mutable_data())};
-  block->bitgen = bitgen_t{&block->state, mt_next_uint64, mt_next_uint32, mt_next_double,
-                           mt_next_raw};
-  return make_capsule(block);
+  auto* h = static_cast<uint64_t*>(holder.mutable_data());
+  h[kMtKey] = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key.mutable_data()));
+  h[kMtPos] = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(pos.mutable_data()));
+  return make_capsule(bitgen_t{h, mt_next_uint64, mt_next_uint32, mt_next_double, mt_next_raw});
+}
+
+// -- PhiloxLock: a Philox engine's lock, which says when numpy read past the end -------------
+//
+// numpy holds `engine.lock` around every draw it makes through the capsule and
+// cannot be told by the bitgen functions that the stream ended.  This lock wraps
+// the engine's threading.Lock: `acquire`, `release` and `locked` are that lock's
+// own methods (ascend_rand/backend/native.py's fast path calls them), and leaving
+// a `with` block in which filler words were handed out (the count in kFlags grew)
+// raises OverflowError (docs/spec.md section 2.6).  A raw C type: it runs around
+// every numpy draw, where a pybind11 method call would cost more than a small draw.
+struct PhiloxLock {
+  PyObject_HEAD
+  PyObject* acquire;
+  PyObject* release;
+  PyObject* locked;
+  Py_buffer slots;  // held: the engine's slots cannot move or shrink under us
+  uint64_t past_end_at_enter;
+};
+
+uint64_t past_end_count(const PhiloxLock* self) {
+  const auto* s = static_cast<const uint64_t*>(self->slots.buf);
+  return s[kFlags] >> 1;
+}
+
+// Only philox_lock() makes one (the type cannot be instantiated from Python); this
+// guards the methods all the same.
+bool made(const PhiloxLock* self) {
+  if (self->acquire && self->release && self->slots.obj) return true;
+  PyErr_SetString(PyExc_TypeError, "PhiloxLock: made only by _native.philox_lock(slots, lock)");
+  return false;
+}
+
+PyObject* lock_enter(PyObject* o, PyObject*) {
+  auto* self = reinterpret_cast<PhiloxLock*>(o);
+  if (!made(self)) return nullptr;
+  PyObject* r = PyObject_CallNoArgs(self->acquire);
+  if (!r) return nullptr;
+  Py_DECREF(r);
+  self->past_end_at_enter = past_end_count(self);  // under the lock: this holder's own
+  return Py_NewRef(o);
+}
+
+PyObject* lock_exit(PyObject* o, PyObject* const* args, Py_ssize_t nargs) {
+  auto* self = reinterpret_cast<PhiloxLock*>(o);
+  if (!made(self)) return nullptr;
+  const uint64_t past = past_end_count(self) - self->past_end_at_enter;
+  PyObject* r = PyObject_CallNoArgs(self->release);
+  if (!r) return nullptr;
+  Py_DECREF(r);
+  const bool raising = nargs > 0 && args[0] != Py_None;  // keep an exception in flight
+  if (past && !raising) {
+    PyErr_Format(PyExc_OverflowError,
+                 "numpy read %llu words past the end of this Philox engine's stream (all "
+                 "2**130 words of its seed were used); they are not stream words, so the draw "
+                 "is refused: reseed the engine",
+                 static_cast<unsigned long long>(past));
+    return nullptr;
+  }
+  Py_RETURN_FALSE;
+}
+
+void lock_dealloc(PyObject* o) {
+  auto* self = reinterpret_cast<PhiloxLock*>(o);
+  PyTypeObject* type = Py_TYPE(o);
+  Py_XDECREF(self->acquire);
+  Py_XDECREF(self->release);
+  Py_XDECREF(self->locked);
+  if (self->slots.obj) PyBuffer_Release(&self->slots);
+  type->tp_free(o);
+  Py_DECREF(type);  // a heap type: its instances hold a reference to it
+}
+
+PyMethodDef lock_methods[] = {
+    {"__enter__", lock_enter, METH_NOARGS, "Acquire the lock."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(lock_exit)),
+     METH_FASTCALL, "Release the lock; OverflowError if numpy read past the stream's end."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyMemberDef lock_members[] = {
+    {"acquire", T_OBJECT_EX, offsetof(PhiloxLock, acquire), READONLY, "The lock's acquire."},
+    {"release", T_OBJECT_EX, offsetof(PhiloxLock, release), READONLY, "The lock's release."},
+    {"locked", T_OBJECT_EX, offsetof(PhiloxLock, locked), READONLY, "The lock's locked."},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyType_Slot lock_slots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(lock_dealloc)},
+    {Py_tp_methods, lock_methods},
+    {Py_tp_members, lock_members},
+    {Py_tp_doc, const_cast<char*>("A Philox engine's lock (ascend_rand._native.philox_lock).")},
+    {0, nullptr}};
+
+#ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
+constexpr unsigned long kLockFlags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION;
+#else
+constexpr unsigned long kLockFlags = Py_TPFLAGS_DEFAULT;
+#endif
+PyType_Spec lock_spec = {"ascend_rand._native.PhiloxLock", sizeof(PhiloxLock), 0, kLockFlags,
+                         lock_slots};
+
+PyObject* lock_type = nullptr;  // made once, by bind_bitgen
+
+py::object philox_lock(py::object slots, py::object lock) {
+  py::buffer_info info = py::reinterpret_borrow<py::buffer>(slots).request(true);
+  if (!philox_slots_ok(info))
+    throw py::value_error(
+        "philox_lock: slots must be a writable C-contiguous, aligned buffer of 8 uint64 slots");
+  py::object acquire = lock.attr("acquire"), release = lock.attr("release"),
+             locked = lock.attr("locked");
+  auto* self = PyObject_New(PhiloxLock, reinterpret_cast<PyTypeObject*>(lock_type));
+  if (!self) throw py::error_already_set();
+  self->acquire = self->release = self->locked = nullptr;
+  self->slots.obj = nullptr;
+  self->past_end_at_enter = 0;
+  py::object owner = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(self));
+  if (PyObject_GetBuffer(slots.ptr(), &self->slots, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
+    throw py::error_already_set();
+  self->acquire = acquire.release().ptr();
+  self->release = release.release().ptr();
+  self->locked = locked.release().ptr();
+  return owner;
 }
 
 }  // namespace
@@ -164,6 +321,12 @@ py::capsule mt_capsule(py::array key, py::array pos) {
 void bind_bitgen(py::module_& m) {
   m.def("philox_bitgen", &philox_capsule, py::arg("state"),
         "numpy's bitgen_t capsule over a Philox engine's 8-slot uint64 state buffer.");
-  m.def("mt19937_bitgen", &mt_capsule, py::arg("key"), py::arg("pos"),
-        "numpy's bitgen_t capsule over one MT19937 stream's key (624 uint32) and pos (int64[1]).");
+  m.def("mt19937_bitgen", &mt_capsule, py::arg("key"), py::arg("pos"), py::arg("holder"),
+        "numpy's bitgen_t capsule over one MT19937 stream's key (624 uint32) and pos (int64[1]); "
+        "holder (uint64[2], the engine's) receives their addresses and is the bitgen's state.");
+  lock_type = PyType_FromSpec(&lock_spec);
+  if (!lock_type) throw py::error_already_set();
+  m.def("philox_lock", &philox_lock, py::arg("slots"), py::arg("lock"),
+        "A Philox engine's lock over a threading.Lock: leaving `with` after numpy read past the "
+        "end of the stream raises OverflowError (docs/spec.md section 2.6).");
 }
