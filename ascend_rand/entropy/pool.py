@@ -17,6 +17,7 @@ import weakref
 from fractions import Fraction
 
 from .._validate import integer
+from ..backend import native as _native_backend
 from . import ctr_drbg
 from .drbg import MAX_BYTES_PER_REQUEST, MAX_RESEED_INTERVAL, MIN_ENTROPY_BYTES, MIN_NONCE_BYTES, HmacDrbg
 from .errors import EntropyError
@@ -41,8 +42,37 @@ LOW_WATER = 4096  # the background thread refills when fewer conditioned bytes a
 SMALL_READ = 256
 DRBG_CHUNK = 4096
 
+# os.fork() waits at most this long in all for the pools' locks (docs/security.md, "Fork
+# and threads").  The lock is never held across a source read, only for short work in
+# memory, so it is free at once but under heavy contention; the child does not depend
+# on having it.
+FORK_LOCK_WAIT = 0.25
+
 _POOLS = weakref.WeakSet()  # every live pool, for the fork handlers
 _HELD = []  # pools whose locks the parent holds across fork()
+_GUARDS = {}  # process key -> the lock that serializes a pool's reset in that process
+
+
+def _process_key():
+    """What tells this process from its parent, however it forked: the process id and,
+    with the native core, the reserve's fork generation (csrc/entropy/reserve.h: a
+    pthread_atfork child handler advances it, so fork() from C counts too).
+
+    Read without any lock, so a child forked while another thread held one can tell.
+    """
+    module = _native_backend._native
+    generation = module.fork_generation() if module is not None and hasattr(module, "fork_generation") else 0
+    return os.getpid(), generation
+
+
+def _process_guard(key):
+    """A lock of this process alone: made in it, so no thread of a parent can hold it."""
+    guard = _GUARDS.get(key)
+    if guard is None:
+        guard = _GUARDS.setdefault(key, threading.Lock())  # atomic: racing threads share one
+        for other in [k for k in _GUARDS if k != key]:  # an ancestor's, never used here
+            _GUARDS.pop(other, None)
+    return guard
 
 
 def _count(n, name="n"):
@@ -148,17 +178,39 @@ class EntropyPool:
     def _init_process_state(self):
         # What a forked child must not share with its parent: locks, buffered bytes, the
         # DRBG's state, the background thread.
+        #
+        # Three locks, always taken in this order, none while holding a later one:
+        # _drbg_lock (one DRBG user at a time: seeding, reseeding, a request), then
+        # _source_lock (one source reader at a time, so the health tests see the samples
+        # in the order read), then _lock (the state: health tests, reserves, DRBG, counts).
+        # _lock is held only for short work in memory, never across a source read, so
+        # that os.fork() (which takes it, _before_fork) never waits on the source.
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
+        self._source_lock = threading.Lock()
+        self._drbg_lock = threading.Lock()
         # _conditioned: health-tested, conditioned bytes (raw-mode output, DRBG seeds);
         # _ready: the bytes read() hands out (the same reserve in raw mode; DRBG output,
         # in chunks, in drbg mode).  Reserves forget their bytes in a forked child.
         self._conditioned = new_reserve()
         self._ready = self._conditioned if self.mode == "raw" else new_reserve()
         self._drbg = None
-        self._pid = os.getpid()
         self._thread = None
         self._stop = threading.Event()
+        self._key = _process_key()  # last: a thread that sees this key sees the state above
+
+    def _check_process(self):
+        """Reset the pool in a forked child that no fork hook has reset (fork() from C).
+
+        Runs before any of the pool's locks is taken: in such a child they may be held
+        by threads of the parent that do not exist here (a background refill), and
+        would never be released.
+        """
+        key = _process_key()
+        if self._key != key:
+            with _process_guard(key):
+                if self._key != key:  # another thread of this child may have reset it
+                    self._after_fork()
 
     @property
     def source(self):
@@ -185,7 +237,9 @@ class EntropyPool:
     def __repr__(self):
         return f"EntropyPool(source={self.source_name!r}, mode={self.mode!r})"
 
-    # ------------------------------------------------------------ raw side (lock held)
+    # ------------------------------------------------------------ raw side
+
+    # Called with _source_lock held and _lock not held.
 
     def _read_source(self, n):
         try:
@@ -206,74 +260,131 @@ class EntropyPool:
         return bytes(data)
 
     def _ensure_started(self):
-        self._health.raise_if_failed()
-        # Each failed attempt counts as a discarded block; TRIP_LIMIT of them in a row fail
-        # the source, so this loop ends.
-        while not self._health.started:
-            self._health.startup(samples_from_bytes(self._read_source(self._startup_bytes), self._health.sample_bits))
+        # (_source_lock held.)  Each failed attempt counts as a discarded block;
+        # TRIP_LIMIT of them in a row fail the source, so this loop ends.
+        with self._lock:
+            self._health.raise_if_failed()
+            started = self._health.started
+        while not started:
+            data = self._read_source(self._startup_bytes)  # no _lock: a fork must not wait on it
+            with self._lock:
+                started = self._health.startup(samples_from_bytes(data, self._health.sample_bits))
 
-    def _refill(self):
-        """Append one health-tested, conditioned block to the conditioned reserve.
+    def _refill(self, want=0):
+        """Append one health-tested, conditioned block to the conditioned reserve, unless
+        it holds ``want`` bytes by the time this thread's turn at the source comes.
 
-        On any EntropyError every byte the pool holds is dropped first, so that no
-        byte derived from before a failure is handed out after it.
+        The source is read holding only _source_lock; the pool's lock is taken for the
+        health tests and the put.  On any EntropyError every byte the pool holds is
+        dropped first, so that no byte derived from before a failure is handed out after it.
         """
-        try:
-            self._ensure_started()
-            while True:  # ends: discarded blocks fail the source after TRIP_LIMIT in a row
-                data = self._read_source(self._block_bytes)
-                if self._health.check(samples_from_bytes(data, self._health.sample_bits)):
-                    break
-        except EntropyError:
-            self._drop()
-            raise
-        view = memoryview(data)
-        step = self._input_bytes
-        block = bytearray(b"".join(hashlib.sha256(view[i : i + step]).digest() for i in range(0, len(data), step)))
-        self._conditioned.put(block)
-        block[:] = bytes(len(block))
+        with self._source_lock:
+            if want and self._conditioned.available >= want:
+                return  # another thread refilled while this one waited for the source
+            try:
+                self._ensure_started()
+                while True:  # ends: discarded blocks fail the source after TRIP_LIMIT in a row
+                    data = self._read_source(self._block_bytes)
+                    with self._lock:
+                        if self._health.check(samples_from_bytes(data, self._health.sample_bits)):
+                            break
+            except EntropyError:
+                with self._lock:
+                    self._drop()
+                raise
+            view = memoryview(data)
+            step = self._input_bytes
+            block = bytearray(b"".join(hashlib.sha256(view[i : i + step]).digest() for i in range(0, len(data), step)))
+            with self._lock:
+                self._conditioned.put(block)
+            block[:] = bytes(len(block))
 
     def _take_conditioned(self, n):
         # One take of all n bytes, so that a read is a contiguous piece of the conditioned
-        # stream even while lock-free small reads take bytes between refills.
-        while (out := self._conditioned.take(n)) is None:
-            self._refill()
-        return out
+        # stream even while lock-free small reads take bytes between refills.  Called
+        # without _lock (a refill reads the source).
+        while True:
+            with self._lock:
+                self._health.raise_if_failed()
+                out = self._conditioned.take(n)
+            if out is not None:
+                return out
+            self._refill(n)
 
     def _drop(self):
+        # (_lock held.)
         self._conditioned.clear()
         self._ready.clear()
         self._drbg = None
 
-    # ------------------------------------------------------------ DRBG side (lock held)
+    # ------------------------------------------------------------ DRBG side
 
     def _personalization(self):
         # Not secret: separates this instance and process from every other one.
         return b"ascend_rand.EntropyPool" + os.getpid().to_bytes(8, "little") + time.time_ns().to_bytes(8, "little")
 
-    def _drbg_generate(self, n):
+    def _seed_bytes_needed(self):
+        # (_lock held.)  Conditioned bytes the DRBG needs before its next request: to be
+        # instantiated, reseeded, or none.
+        if self._drbg is None:
+            if self.drbg == "ctr":
+                return ctr_drbg.ENTROPY_BYTES
+            return MIN_ENTROPY_BYTES + MIN_NONCE_BYTES
+        if self._drbg.reseed_required:
+            return ctr_drbg.ENTROPY_BYTES if self.drbg == "ctr" else MIN_ENTROPY_BYTES
+        return 0
+
+    def _seed_drbg(self, seed):
+        # (_lock held.)  seed: _seed_bytes_needed() conditioned bytes.
         if self._drbg is None:
             if self.drbg == "ctr":
                 # No derivation function: the entropy input is seedlen (48) full-entropy
                 # bytes, which the conditioned bytes are; no nonce.
-                self._drbg = ctr_drbg.CtrDrbg(
-                    self._take_conditioned(ctr_drbg.ENTROPY_BYTES), self._personalization(), self.reseed_interval
-                )
+                self._drbg = ctr_drbg.CtrDrbg(seed, self._personalization(), self.reseed_interval)
             else:
-                seed = self._take_conditioned(MIN_ENTROPY_BYTES + MIN_NONCE_BYTES)
                 self._drbg = HmacDrbg(
                     seed[:MIN_ENTROPY_BYTES], seed[MIN_ENTROPY_BYTES:], self._personalization(), self.reseed_interval
                 )
-        elif self._drbg.reseed_required:
-            need = ctr_drbg.ENTROPY_BYTES if self.drbg == "ctr" else MIN_ENTROPY_BYTES
-            self._drbg.reseed(self._take_conditioned(need))
+        else:
+            self._drbg.reseed(seed)
             self._counts["reseeds"] += 1
-        return self._drbg.generate(n)
+
+    def _drbg_generate(self, n, into_ready=False):
+        """One DRBG request of ``n`` bytes (at most 64 KiB), seeding or reseeding first
+        when due; ``into_ready``: put the output in the reserve instead of returning it.
+
+        The seed is taken (and the source read, when the conditioned bytes are short)
+        holding only _drbg_lock; the request itself runs under _lock, after a failure
+        check, so that no output made before a failure is handed out after it.
+        """
+        with self._drbg_lock:
+            while True:
+                with self._lock:
+                    self._health.raise_if_failed()
+                    need = self._seed_bytes_needed()
+                seed = self._take_conditioned(need) if need else None
+                with self._lock:
+                    self._health.raise_if_failed()
+                    if need != self._seed_bytes_needed():
+                        continue  # reset() dropped the DRBG meanwhile: this seed is for another state
+                    if seed is not None:
+                        self._seed_drbg(seed)
+                    out = self._drbg.generate(n)
+                    if into_ready:
+                        self._ready.put(out)
+                        return None
+                    return out
 
     # ------------------------------------------------------------ public
 
     def _after_fork(self):
+        # In a forked child: nothing of the parent's in-process state is used or waited
+        # on.  Fresh locks (the parent's may be held by its threads), no buffered bytes,
+        # no DRBG state, no background thread; the health tests start again with the
+        # start-up test on the child's own samples (they may have been mid-block in the
+        # parent), keeping their counters and a persistent failure.
         self._counts["bytes_produced"] += self._ready.taken  # the parent's, up to the fork
+        self._health.restart()
         self._init_process_state()
 
     def read(self, n):
@@ -297,26 +408,27 @@ class EntropyPool:
         return self._read(_count(n))
 
     def _read(self, n):
+        self._check_process()  # a fork that bypassed os.register_at_fork: before any lock
         with self._lock:
-            if self._pid != os.getpid():  # a fork that bypassed os.register_at_fork
-                self._after_fork()
             self._health.raise_if_failed()
-            if n == 0:
-                return b""
-            if self.mode == "raw":
-                out = self._take_conditioned(n)  # counted by the reserve
-            elif n <= SMALL_READ:
-                # One DRBG request refills the reserve for many small reads.
-                while (out := self._ready.take(n)) is None:
-                    self._ready.put(self._drbg_generate(DRBG_CHUNK))
-            else:
-                out = b"".join(
-                    self._drbg_generate(min(MAX_BYTES_PER_REQUEST, n - i)) for i in range(0, n, MAX_BYTES_PER_REQUEST)
-                )
+        if n == 0:
+            return b""
+        if self.mode == "raw":
+            out = self._take_conditioned(n)  # counted by the reserve
+        elif n <= SMALL_READ:
+            # One DRBG request refills the reserve for many small reads.
+            while (out := self._ready.take(n)) is None:
+                self._drbg_generate(DRBG_CHUNK, into_ready=True)
+        else:
+            out = b"".join(
+                self._drbg_generate(min(MAX_BYTES_PER_REQUEST, n - i)) for i in range(0, n, MAX_BYTES_PER_REQUEST)
+            )
+            with self._lock:
                 self._counts["bytes_produced"] += n
-            if self.background:
+        if self.background:
+            with self._lock:
                 self._wake_background()
-            return out
+        return out
 
     def token_bytes(self, n=32):
         """``n`` secure random bytes (32 by default), like ``secrets.token_bytes``.
@@ -352,6 +464,7 @@ class EntropyPool:
         >>> s["source"], s["mode"], s["drbg"], s["bytes_produced"], s["failed"]
         ('getrandom', 'drbg', 'HMAC_DRBG(SHA-256)', 100, False)
         """
+        self._check_process()
         with self._lock:
             h = self._health.stats
             return {
@@ -384,9 +497,11 @@ class EntropyPool:
         >>> pool.stats()["startup_tests"]  # the start-up test ran again
         2
         """
-        with self._lock:
-            self._health.reset()
-            self._drop()
+        self._check_process()
+        with self._source_lock:  # no refill runs meanwhile; the source is read without _lock
+            with self._lock:
+                self._health.reset()
+                self._drop()
             self._ensure_started()
 
     # ------------------------------------------------------------ background refill
@@ -411,6 +526,7 @@ class EntropyPool:
         (True, 16)
         >>> pool.close()
         """
+        self._check_process()
         with self._lock:
             self.background = True
             self._wake_background()
@@ -427,6 +543,7 @@ class EntropyPool:
         16
         >>> pool.close()
         """
+        self._check_process()
         with self._lock:
             self._stop.set()
             self._cond.notify_all()
@@ -437,7 +554,8 @@ class EntropyPool:
 
 def _background_loop(ref, stop):
     # Holds the pool only while refilling or waiting, so an unreferenced pool is collected
-    # and its thread ends.  Errors end the thread; the next read() meets them again.
+    # and its thread ends.  Errors end the thread; the next read() meets them again.  The
+    # refill runs outside the pool's lock: its source read holds only _source_lock.
     while not stop.is_set():
         pool = ref()
         if pool is None:
@@ -445,21 +563,30 @@ def _background_loop(ref, stop):
         with pool._cond:
             if stop.is_set() or pool._health.failed:
                 return
-            if pool._conditioned.available < LOW_WATER:
-                try:
-                    pool._refill()
-                except Exception:
-                    return
-            else:
+            low = pool._conditioned.available < LOW_WATER
+            if not low:
                 pool._cond.wait(timeout=0.5)
+        if low:
+            try:
+                pool._refill(LOW_WATER)
+            except Exception:
+                return
         del pool
 
 
 def _before_fork():
-    # Take every pool's lock so that no pool is half-updated in the child.
-    _HELD[:] = list(_POOLS)
-    for pool in _HELD:
-        pool._lock.acquire()
+    # Take every pool's lock, so that no pool is half-updated in the child, but wait at
+    # most FORK_LOCK_WAIT in all: the lock guards only short work in memory (never a
+    # source read), and the child starts afresh without it (_after_fork).
+    key = _process_key()
+    deadline = time.monotonic() + FORK_LOCK_WAIT
+    held = []
+    for pool in list(_POOLS):
+        if pool._key != key:
+            continue  # not reset since a fork from C: its locks are not this process's
+        if pool._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            held.append(pool)
+    _HELD[:] = held
 
 
 def _after_fork_in_parent():
@@ -470,18 +597,15 @@ def _after_fork_in_parent():
 
 def _after_fork_in_child():
     # The child must not reuse a byte or a DRBG state of the parent's: drop them, with
-    # fresh locks (the parent's are held) and no background thread (it did not survive).
-    global _DEFAULT_LOCK
+    # fresh locks (the parent's may be held) and no background thread (it did not survive).
+    _HELD.clear()
     for pool in list(_POOLS):
         pool._after_fork()
-    _HELD.clear()
-    _DEFAULT_LOCK = threading.Lock()
 
 
 os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
 
 _DEFAULT = None
-_DEFAULT_LOCK = threading.Lock()
 
 
 def default_pool():
@@ -492,7 +616,10 @@ def default_pool():
     (True, 'raw')
     """
     global _DEFAULT
-    with _DEFAULT_LOCK:
+    pool = _DEFAULT
+    if pool is not None:  # no lock once it exists
+        return pool
+    with _process_guard(_process_key()):  # this process's own lock: never held by a parent's thread
         if _DEFAULT is None:
             _DEFAULT = EntropyPool("auto", mode="raw")
         return _DEFAULT
