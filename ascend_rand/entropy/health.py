@@ -38,6 +38,14 @@ STARTUP_SAMPLES = 1024  # SP 800-90B 4.3: at least 1024 consecutive samples at s
 TRIP_LIMIT = 8  # this many intermittent trips ...
 TRIP_WINDOW = 2**16  # ... within this many samples, or in as many consecutive blocks: persistent
 SAMPLE_BITS = (1, 2, 4, 8, 16, 32, 64)  # the widths samples_from_bytes can cut
+# The smallest min-entropy claim accepted, in bits per sample.  One 32-byte conditioned
+# output hashes 512 / H samples (SP 800-90B 3.1.5.1.2; pool.samples_per_output): 2**19 at
+# this floor, a 4 MiB block of 64-bit samples.  Below it the conditioner's input grows
+# without bound (H = 1e-300 would need 5e302 samples an output), and for H under about
+# 2**-53 the APT's 2**-H rounds to 1, where CRITBINOM is undefined.  The smallest real
+# claim is hwrng's at rng_quality 1: 8 / 1024 = 2**-7 bits a byte (sources.py).
+MIN_ENTROPY_FLOOR = 2.0**-10
+FLOOR_TEXT = "2**-10"
 
 RCT = "repetition count"
 APT = "adaptive proportion"
@@ -47,8 +55,21 @@ def _positive_entropy(min_entropy, sample_bits):
     if isinstance(min_entropy, bool) or not isinstance(min_entropy, (int, float, np.integer, np.floating)):
         raise TypeError(f"min_entropy must be a number of bits per sample, got {min_entropy!r}")
     h = float(min_entropy)
-    if not (0 < h <= sample_bits):
-        raise ValueError(f"min_entropy must be in (0, {sample_bits}] bits per {sample_bits}-bit sample, got {min_entropy!r}")
+    if not (MIN_ENTROPY_FLOOR <= h <= sample_bits):
+        raise ValueError(
+            f"min_entropy must be in [{FLOOR_TEXT}, {sample_bits}] bits per {sample_bits}-bit sample "
+            f"(MIN_ENTROPY_FLOOR = {FLOOR_TEXT}), got {min_entropy!r}"
+        )
+    return h
+
+
+def _claim(min_entropy):
+    # The cutoff formulas' H: positive, and not below the floor (apt_cutoff's 2**-H must
+    # stay below 1 in double precision).
+    h = float(min_entropy)
+    if not h >= MIN_ENTROPY_FLOOR:  # (also refuses NaN)
+        raise ValueError(f"min_entropy must be at least {FLOOR_TEXT} bits per sample "
+                         f"(MIN_ENTROPY_FLOOR), got {min_entropy!r}")
     return h
 
 
@@ -68,9 +89,7 @@ def rct_cutoff(min_entropy, alpha_log2=ALPHA_LOG2):
     >>> rct_cutoff(8), rct_cutoff(1), rct_cutoff(0.5), rct_cutoff(8, 40)
     (4, 21, 41, 6)
     """
-    h = Fraction(float(min_entropy))
-    if h <= 0:
-        raise ValueError(f"min_entropy must be positive, got {min_entropy!r}")
+    h = Fraction(_claim(min_entropy))
     return 1 + math.ceil(Fraction(alpha_log2) / h)
 
 
@@ -118,9 +137,7 @@ def apt_cutoff(min_entropy, window, alpha_log2=ALPHA_LOG2):
     >>> apt_cutoff(8, 512), apt_cutoff(1, 512), apt_cutoff(1, 1024), apt_cutoff(64, 512)
     (13, 311, 589, 2)
     """
-    h = float(min_entropy)
-    if not h > 0:
-        raise ValueError(f"min_entropy must be positive, got {min_entropy!r}")
+    h = _claim(min_entropy)
     w = integer(window, "window")
     if w < 2:
         raise ValueError(f"window must be at least 2, got {w}")
@@ -237,6 +254,22 @@ class HealthTests:
         True
         """
         self.failure = None
+        self._clear()
+
+    def restart(self):
+        """Start on a new sample stream: runs, windows and the start-up test forgotten, as
+        for a new instance, but the counters and a persistent failure kept (``reset()``
+        forgets the failure too).  A forked child's pool calls it: the child's samples do
+        not continue the parent's, and the parent may have forked mid-block.
+
+        >>> import numpy as np
+        >>> ht = HealthTests("demo", 8, 8.0)
+        >>> ht.startup(np.arange(1024) % 256)
+        True
+        >>> ht.restart()
+        >>> ht.started, ht.stats["startup_tests"]
+        (False, 1)
+        """
         self._clear()
 
     def _samples(self, samples):

@@ -7,8 +7,8 @@ Each source is an object with four members that the entropy pool reads:
   (health.SAMPLE_BITS); multi-byte samples are little-endian, sub-byte samples
   packed least significant bits first (health.samples_from_bytes cuts them);
 - ``min_entropy``: the claimed min-entropy of one sample, in bits
-  (``0 < min_entropy <= sample_bits``); the health-test cutoffs and the
-  conditioner's input size are computed from it;
+  (``2**-10 <= min_entropy <= sample_bits``, health.MIN_ENTROPY_FLOOR); the
+  health-test cutoffs and the conditioner's input size are computed from it;
 - ``read(n) -> bytes``: exactly ``n`` raw bytes holding whole samples (``n`` a
   multiple of ``sample_bits // 8`` for multi-byte samples).
 
@@ -38,7 +38,7 @@ import numpy as np
 
 from ..backend import native as _native_backend
 from .errors import EntropyError
-from .health import SAMPLE_BITS
+from .health import FLOOR_TEXT, MIN_ENTROPY_FLOOR, SAMPLE_BITS
 
 __all__ = [
     "SourceError", "EntropySource", "RdseedSource", "RdrandSource", "RndrrsSource",
@@ -467,6 +467,9 @@ def _validate(obj):
         raise TypeError(f"{what} needs a real 'min_entropy' (bits per sample), got {h!r}")
     if not 0 < float(h) <= bits:
         raise ValueError(f"{what}: min_entropy must be in (0, sample_bits = {bits}], got {h}")
+    if float(h) < MIN_ENTROPY_FLOOR:  # health.py says why the floor
+        raise ValueError(f"{what}: min_entropy must be in [{FLOOR_TEXT}, sample_bits = {bits}] "
+                         f"(MIN_ENTROPY_FLOOR = {FLOOR_TEXT}), got {h}")
     if not callable(getattr(obj, "read", None)):
         raise TypeError(f"{what} needs a callable 'read(n) -> bytes'")
     return obj
