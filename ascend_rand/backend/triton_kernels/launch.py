@@ -1,0 +1,110 @@
+"""How the Triton kernels are launched: the grid, tile sizes, arguments and the launch count.
+
+Host side only (no kernel here, and triton is imported only to ask an NPU its core count).  Following triton-ascend's guidance for
+vector operators, every kernel runs on a 1-D grid no larger than the
+device's core count, each program looping over tiles ``pid, pid + grid, ...``
+(``range(pid, tiles, num_programs)`` inside the kernel); a tile is ``BLOCK``
+Philox blocks (``4 * BLOCK`` words).  The tile sizes keep a program's live
+tiles within an Ascend A2/A3 vector core's 192 KiB unified buffer: a Philox
+tile holds about a dozen uint32 vectors (counter lanes, product halves,
+carries), 48 KiB at BLOCK = 1024; the two heavier kernels (the 128-bit
+integer product, the packed mask's two blocks per byte) use half that.
+
+Every launch goes through ``launch``: it passes ``enable_fp_fusion=False``
+(no fused multiply-add changes a float's bits, docs/spec.md section 3.3),
+selects the high-word product (``LIMBS16``) and counts the launch.
+"""
+
+import os
+
+# Philox blocks per tile, by kernel (powers of two: tl.arange's rule).
+BLOCKS = {"words": 1024, "uniform": 1024, "integers": 1024, "integers_128": 512,
+          "bernoulli": 1024, "bernoulli_packed": 512}
+# True: the high word of a 32 x 32 bit product from 16-bit limbs (Ascend A2/A3 have no
+# vector umulhi); False: tl.umulhi.  Read at each launch; both give the same bits.
+MULHI_LIMBS16 = False
+# Programs per streaming multiprocessor on CUDA (each program a few warps).
+CUDA_PROGRAMS_PER_SM = 4
+# Programs under the interpreter, which runs them one after the other: enough for every
+# program's loop to take several tiles in a test, at no cost otherwise.
+INTERPRETER_PROGRAMS = 4
+# A fixed grid size, for tests (None: the device's own).
+PROGRAMS = None
+
+# Launches made through ``launch`` since import (the tests also count the runtime's own).
+launches = 0
+
+_MASK32 = 0xFFFFFFFF
+
+
+def interpreting(kernel):
+    """Whether ``kernel`` runs under Triton's interpreter (TRITON_INTERPRET=1 at its import)."""
+    return type(kernel).__name__ == "InterpretedFunction"
+
+
+def int32(word):
+    """A 32-bit word (Python int, taken mod 2**32) as the signed int32 with its bits.
+
+    Kernel arguments in [-2**31, 2**31) are int32 both compiled and interpreted
+    (Triton types a Python int by its value); the kernel bitcasts them to uint32.
+
+    >>> int32(0xFFFFFFFF), int32(5)
+    (-1, 5)
+    """
+    word &= _MASK32
+    return word - (1 << 32) if word >> 31 else word
+
+
+def stream_args(key, ctr_lo, ctr_hi):
+    """(k0, k1, c0, c1, c2, c3): the key and counter words of docs/spec.md section 2.1, as int32."""
+    for name, value in (("key", key), ("ctr_lo", ctr_lo), ("ctr_hi", ctr_hi)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"triton kernels: {name} must be an int, got {value!r}")
+        if not 0 <= value < 1 << 64:
+            raise ValueError(f"triton kernels: {name} must be in [0, 2**64), got {value}")
+    return (int32(key), int32(key >> 32), int32(ctr_lo), int32(ctr_lo >> 32),
+            int32(ctr_hi), int32(ctr_hi >> 32))
+
+
+def _core_count(device):
+    if device.type == "cuda":
+        import torch
+        return torch.cuda.get_device_properties(device).multi_processor_count * CUDA_PROGRAMS_PER_SM
+    if device.type == "npu":
+        # triton-ascend's driver reports the vector core count (the migration guide's grid).
+        import triton
+        props = triton.runtime.driver.active.utils.get_device_properties(device.index or 0)
+        return int(props["num_vectorcore"])
+    return os.cpu_count() or 1
+
+
+def programs(kernel, device, tiles):
+    """The grid size: at most one program per core, and no more programs than tiles."""
+    if PROGRAMS is not None:
+        cores = PROGRAMS
+    elif interpreting(kernel):
+        cores = INTERPRETER_PROGRAMS
+    else:
+        cores = _core_count(device)
+    return max(1, min(tiles, cores))
+
+
+def check_device(kernel, out):
+    """A clear error where a compiled kernel meets a CPU tensor (it needs the interpreter)."""
+    if out.device.type == "cpu" and not interpreting(kernel):
+        raise RuntimeError(
+            "the Triton kernels run on CPU tensors only under Triton's interpreter: set "
+            "TRITON_INTERPRET=1 before ascend_rand.backend.triton_kernels is imported")
+
+
+def launch(kernel, out, tiles, *args, **constexprs):
+    """Launch ``kernel`` once over ``tiles`` tiles (one program per core at most)."""
+    global launches
+    check_device(kernel, out)
+    grid = (programs(kernel, out.device, tiles),)
+    launches += 1
+    kernel[grid](*args, LIMBS16=MULHI_LIMBS16, enable_fp_fusion=False, **constexprs)
+
+
+def cdiv(a, b):
+    return -(-a // b)

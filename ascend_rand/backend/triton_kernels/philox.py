@@ -1,0 +1,111 @@
+"""Philox4x32-10 and the stream's block addressing, as Triton device functions.
+
+The counterpart of ``csrc/core/philox.h`` (docs/spec.md sections 1 and 2.1)
+for the Triton kernels of this package: the same round function, key
+schedule and 128-bit counter arithmetic, on tiles of uint32 words.  Only
+32-bit integer arithmetic is used: the 32 x 32 -> 64 bit product of a round
+is its low word (a wrapping uint32 multiply) and its high word
+(``tl.umulhi``, or the 16-bit-limb product ``LIMBS16`` selects for targets
+whose ``umulhi`` is slow or missing: Ascend A2/A3 have no vector
+``umulhi``).  A 64-bit block index is two uint32 halves with explicit
+carries, so no int64 tensor exists anywhere in a draw.
+
+Word arithmetic is modulo 2**32 by design (spec notation), so the sums and
+products that may wrap are written ``core.add`` / ``core.mul`` with
+``sanitize_overflow=False``: Triton's debug mode (and its interpreter's
+overflow check) would otherwise take a wrap for an error.
+"""
+
+import triton
+import triton.language as tl
+from triton.language import core  # add / sub / mul with sanitize_overflow (tl has no mul in 3.2)
+
+# docs/spec.md section 1 (the constants of Random123; fallback/philox.py).
+PHILOX_M0 = tl.constexpr(0xD2511F53)
+PHILOX_M1 = tl.constexpr(0xCD9E8D57)
+PHILOX_W0 = tl.constexpr(0x9E3779B9)
+PHILOX_W1 = tl.constexpr(0xBB67AE85)
+PHILOX_ROUNDS = tl.constexpr(10)
+MASK16 = tl.constexpr(0xFFFF)
+
+
+@triton.jit
+def mulhi32(a, b, LIMBS16: tl.constexpr):
+    """floor(a * b / 2**32) of uint32 ``a`` and ``b`` (tensors or constants).
+
+    ``LIMBS16``: from four 16 x 16 -> 32 bit products, each exact in uint32;
+    the middle column sums at most 3 * (2**16 - 1) and the high word never
+    exceeds the true (32-bit) result, so nothing wraps.  Otherwise one
+    ``tl.umulhi``.  Both give the same word (tests/test_triton_kernels.py).
+    """
+    if LIMBS16:
+        a1 = a >> 16
+        a0 = a & MASK16
+        b1 = b >> 16
+        b0 = b & MASK16
+        lo_lo = core.mul(a0, b0, sanitize_overflow=False)
+        lo_hi = core.mul(a0, b1, sanitize_overflow=False)
+        hi_lo = core.mul(a1, b0, sanitize_overflow=False)
+        mid = (lo_lo >> 16) + (lo_hi & MASK16) + (hi_lo & MASK16)
+        return core.mul(a1, b1, sanitize_overflow=False) + (lo_hi >> 16) + (hi_lo >> 16) + (mid >> 16)
+    else:
+        return tl.umulhi(a, b)
+
+
+@triton.jit
+def mulhilo32(a, b, LIMBS16: tl.constexpr):
+    """(high, low) words of the 64-bit product of uint32 ``a`` and ``b`` (spec 1)."""
+    return mulhi32(a, b, LIMBS16), core.mul(a, b, sanitize_overflow=False)
+
+
+@triton.jit
+def philox4x32_10(c0, c1, c2, c3, k0, k1, LIMBS16: tl.constexpr):
+    """The ten rounds of docs/spec.md section 1 on uint32 counter lanes and key words.
+
+    (hi0, lo0) = mulhilo(M0, c0), (hi1, lo1) = mulhilo(M1, c2);
+    (c0, c1, c2, c3) <- (hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0), the key bumped
+    by (W0, W1) between rounds (the bump after round 10 is never used).
+    """
+    for _ in tl.static_range(PHILOX_ROUNDS):
+        hi0, lo0 = mulhilo32(c0, PHILOX_M0, LIMBS16)
+        hi1, lo1 = mulhilo32(c2, PHILOX_M1, LIMBS16)
+        c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+        k0 = core.add(k0, PHILOX_W0, sanitize_overflow=False)
+        k1 = core.add(k1, PHILOX_W1, sanitize_overflow=False)
+    return c0, c1, c2, c3
+
+
+@triton.jit
+def counter_lanes(c0, c1, c2, c3, first, off):
+    """The counter words of C + first + off (mod 2**128, docs/spec.md section 2.1).
+
+    ``c0..c3``: the draw's counter words (uint32 scalars, c0 least
+    significant); ``first``: the tile's first block (an int64 scalar, below
+    2**63); ``off``: the uint32 offsets of the tile's blocks.  The 64-bit sum
+    first + off is formed by halves, then added to C lane by lane, each
+    carry out of a lane taken into the next; c3's carry out is the wrap at
+    2**128.
+    """
+    b_lo = core.add((first & 0xFFFFFFFF).to(tl.uint32), off, sanitize_overflow=False)
+    b_hi = (first >> 32).to(tl.uint32) + (b_lo < off).to(tl.uint32)
+    x0 = core.add(c0, b_lo, sanitize_overflow=False)
+    carry = (x0 < b_lo).to(tl.uint32)
+    t = core.add(c1, b_hi, sanitize_overflow=False)
+    x1 = core.add(t, carry, sanitize_overflow=False)
+    # t wrapped (t < b_hi), or t + carry did: never both, since a wrapped t is below 2**32 - 1.
+    carry = ((t < b_hi) | (x1 < t)).to(tl.uint32)
+    x2 = core.add(c2, carry, sanitize_overflow=False)
+    carry = (x2 < carry).to(tl.uint32)
+    x3 = core.add(c3, carry, sanitize_overflow=False)
+    return x0, x1, x2, x3
+
+
+@triton.jit
+def blocks(c0, c1, c2, c3, k0, k1, first, off, LIMBS16: tl.constexpr):
+    """Philox outputs (four uint32 lanes) of the stream's blocks first + off (spec 2.1).
+
+    Lane k of block b is word 4b + k of the stream named by the key (k0, k1)
+    and the counter (c0, c1, c2, c3).
+    """
+    x0, x1, x2, x3 = counter_lanes(c0, c1, c2, c3, first, off)
+    return philox4x32_10(x0, x1, x2, x3, k0, k1, LIMBS16)

@@ -1,0 +1,54 @@
+"""Raw words (docs/spec.md section 3.1) as one Triton kernel: uint32 and uint64 draws.
+
+uint32: element i is word i.  uint64: element i is (w_2i << 32) | w_2i+1, the
+first word the high half.  Both write 32-bit slots of an int32 view of the
+output: a uint64 element's low slot (little-endian) is w_2i+1, its high slot
+w_2i, so block b fills slots 4b .. 4b+3 with lanes (x1, x0, x3, x2) instead
+of (x0, x1, x2, x3).  The grid loop is the package's (launch.py).
+"""
+
+import triton
+import triton.language as tl
+
+from .philox import blocks
+
+# Scalar arguments are never specialised: a key or counter word of 1 (or a multiple of 16)
+# would otherwise compile a kernel of its own.
+STREAM = ["n", "key_lo", "key_hi", "ctr0", "ctr1", "ctr2", "ctr3"]
+
+
+@triton.jit
+def stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3):
+    """The int32 key and counter arguments as the uint32 words (k0, k1, c0, c1, c2, c3)."""
+    return (key_lo.to(tl.uint32, bitcast=True), key_hi.to(tl.uint32, bitcast=True),
+            ctr0.to(tl.uint32, bitcast=True), ctr1.to(tl.uint32, bitcast=True),
+            ctr2.to(tl.uint32, bitcast=True), ctr3.to(tl.uint32, bitcast=True))
+
+
+@triton.jit
+def store4(dst, j, left, y0, y1, y2, y3):
+    """Store four lanes at dst + 4j + k (k = 0..3) where 4j + k < left."""
+    tl.store(dst + 4 * j, y0, mask=4 * j < left)
+    tl.store(dst + 4 * j + 1, y1, mask=4 * j + 1 < left)
+    tl.store(dst + 4 * j + 2, y2, mask=4 * j + 2 < left)
+    tl.store(dst + 4 * j + 3, y3, mask=4 * j + 3 < left)
+
+
+@triton.jit(do_not_specialize=STREAM)
+def raw_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
+               SWAP_HALVES: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
+    """``n`` 32-bit slots of the int32 view ``out_ptr`` (2 per element when SWAP_HALVES)."""
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    j = tl.arange(0, BLOCK)
+    for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
+        first = tl.cast(tile, tl.int64) * BLOCK  # the tile's first Philox block
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
+        x0 = x0.to(tl.int32, bitcast=True)
+        x1 = x1.to(tl.int32, bitcast=True)
+        x2 = x2.to(tl.int32, bitcast=True)
+        x3 = x3.to(tl.int32, bitcast=True)
+        if SWAP_HALVES:
+            store4(out_ptr + 4 * first, j, left, x1, x0, x3, x2)
+        else:
+            store4(out_ptr + 4 * first, j, left, x0, x1, x2, x3)
