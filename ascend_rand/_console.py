@@ -2,18 +2,34 @@
 
 Progress bars go to stderr, and only when stderr is a terminal, so a command's
 stdout (CSV, JSON, a report) reads the same piped to a file.  Tables printed to
-something that is not a terminal get a wide console, so no cell wraps.
+something that is not a terminal get a wide console, so no cell wraps.  Every
+table and line of the commands' reports goes through ``rich_console`` (docs/cli.md:
+"output piped to a file is plain, unwrapped lines"): a ``Console()`` made elsewhere
+would take rich's default of 80 columns for a pipe and wrap or cut the rows.
 """
 
 import contextlib
 import sys
 
-# Wide enough that no report line wraps when stdout is a file or a pipe.
-PIPE_WIDTH = 400
+# Wider than any report's table (the targets table of ``ascend-rand bench`` is the widest,
+# about 350 columns), so no line wraps or is cut when stdout is a file or a pipe; rich
+# tables are not expanded to the console's width, so nothing is padded to it.
+PIPE_WIDTH = 1000
 
 
-def rich_console(stderr=False):
-    """A ``rich.console.Console`` for stdout (or stderr), or None without rich.
+def _is_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed file
+        return False
+
+
+def rich_console(stderr=False, file=None):
+    """A ``rich.console.Console`` for ``file`` (default stdout, or stderr), or None without rich.
+
+    A terminal gets rich's own console (the terminal's width; colour); anything
+    else a ``PIPE_WIDTH`` console without colour, so piped output is plain lines
+    that never wrap.
 
     >>> console = rich_console()
     >>> console is None or console.width >= 40
@@ -23,11 +39,22 @@ def rich_console(stderr=False):
         from rich.console import Console
     except ImportError:
         return None
-    stream = sys.stderr if stderr else sys.stdout
-    if stream.isatty():
-        return Console(stderr=stderr, highlight=False, soft_wrap=True)  # the terminal wraps
+    stream = file if file is not None else sys.stderr if stderr else sys.stdout
+    if _is_terminal(stream):
+        return Console(file=stream, highlight=False, soft_wrap=True)  # the terminal wraps
     return Console(file=stream, width=PIPE_WIDTH, highlight=False, no_color=True,
                    soft_wrap=True)
+
+
+def rule(console, text):
+    """A heading line: rich's rule on a terminal, ``== text`` after a blank line elsewhere
+    (a rule drawn across ``PIPE_WIDTH`` columns would be a 1000-character line)."""
+    if console is not None and _is_terminal(console.file):
+        console.rule(f"[bold]{text}", align="left")
+    elif console is not None:
+        console.print(f"\n== {text}", markup=False)
+    else:
+        print(f"\n== {text}")
 
 
 class _Bar:

@@ -11,7 +11,7 @@ Same method as the other benchmarks (harness.py): one process, one warm-up
 call, the median of several timed calls, each case bounded in time.
 
 "saved" is what autograd keeps for backward, in bytes, counted once per row
-with ``torch.autograd.graph.saved_tensors_hooks``; "vs torch" is torch's time
+with ``torch.autograd.graph.saved_tensors_hooks``; "vs torch F.dropout" is torch's time
 at the same n and thread count divided by this row's (above 1: faster).
 Target: packed dropout forward + backward at least 4x torch's speed, keeping
 at most an eighth of the bytes torch keeps (float32, 1 thread, largest n).
@@ -21,6 +21,7 @@ import sys
 
 import ascend_rand
 
+from .._console import rich_console
 from . import harness as H
 
 Missing = H.Missing
@@ -106,14 +107,15 @@ def run(quick=False, sizes=None, reps=None, budget_s=None, log=None):
 def _target(rows, n):
     ours = H.find_row(rows, DRAW, PACKED, 1, n)
     theirs = H.find_row(rows, DRAW, TORCH, 1, n)
-    target = {"text": TARGET, "n": n, "ratio": None, "met": False}
+    target = {"text": TARGET, "n": n, "ratio": None, "met": False,
+              "ratio_label": f"{TORCH}'s time / {PACKED}'s"}
     if ours is None or theirs is None or "seconds" not in ours or "seconds" not in theirs:
         return target
     memory = ours["saved_bytes"] / theirs["saved_bytes"] if theirs["saved_bytes"] else None
     target["ratio"] = ours["ratio"]
     target["memory_ratio"] = memory
-    target["note"] = (f"{ours['ms']:.1f} ms vs torch {theirs['ms']:.1f} ms; saved "
-                      f"{ours['saved_bytes']:,} B vs {theirs['saved_bytes']:,} B")
+    target["note"] = (f"ours {ours['ms']:.1f} ms, torch {theirs['ms']:.1f} ms; saved: ours "
+                      f"{ours['saved_bytes']:,} B, torch {theirs['saved_bytes']:,} B")
     target["met"] = (ours["ratio"] >= TARGET_RATIO and memory is not None
                      and memory <= TARGET_MEMORY)
     return target
@@ -122,7 +124,9 @@ def _target(rows, n):
 # -- output: this benchmark's own columns (time and saved bytes, against torch) ------------------
 
 COLUMNS = ("n", "implementation", "call", "threads", "fwd+bwd ms", "G elements/s", "saved bytes",
-           "vs torch")
+           "vs torch F.dropout")
+CAPTION = ("saved: bytes autograd keeps for backward; vs torch F.dropout = torch F.dropout's "
+           "time at the same n and threads / this row's (above 1: faster)")
 
 
 def cells(r):
@@ -139,32 +143,29 @@ def markdown(results):
     head = "| " + " | ".join(COLUMNS) + " |\n" + "|---" * len(COLUMNS) + "|"
     lines = [H.title(results), "", f"{DRAW}", "", head]
     lines += ["| " + " | ".join(cells(r)) + " |" for r in results["rows"]]
-    lines.append("")
+    lines += ["", CAPTION, ""]
     lines += [H.verdict(t) for t in results["targets"]]
     return "\n".join(lines) + "\n"
 
 
 def print_results(results, file=None):
-    try:
-        from rich import box
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
+    console = rich_console(file=file)
+    if console is None:
         out = file or sys.stdout
         print(H.title(results), file=out)
         print(DRAW, file=out)
+        print("  " + " | ".join(COLUMNS), file=out)
         for r in results["rows"]:
             print("  " + " | ".join(cells(r)), file=out)
+        print("  " + CAPTION, file=out)
         return
-    console = Console(file=file)
-    if not console.is_terminal:
-        console.width = max(console.width, 120)
-    console.print(H.title(results))
+    from rich import box
+    from rich.table import Table
+
+    console.print(H.title(results), markup=False)
     table = Table(title=DRAW, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                  caption="saved: bytes autograd keeps for backward; vs torch: torch's time "
-                          "at the same n and threads / this row's", caption_justify="left")
-    for c in COLUMNS:
-        table.add_column(c, justify="left" if c in ("implementation", "call") else "right")
+                  caption=CAPTION, caption_justify="left")
+    H.add_columns(table, COLUMNS)
     rows = results["rows"]
     for i, r in enumerate(rows):
         last_of_n = i == len(rows) - 1 or rows[i + 1]["n"] != r["n"]

@@ -27,6 +27,8 @@ import numpy as np
 
 import ascend_rand
 
+from .._console import rich_console
+
 SEED = 20260521
 
 
@@ -157,8 +159,9 @@ def measure(draws, sizes, peers_for, reps, budget_s, torch_threads, log=None):
     """Rows for every (draw, n, peer), in that order.
 
     ``peers_for(draw)`` lists ``(name, threads, make)``; ``threads`` is a count
-    or "torch" (torch's thread count is shown); ``make(draw, n)`` returns
-    ``(method, zero-argument callable)``, None to skip the case, or raises Missing.
+    or "torch" (torch's thread count is shown; the row gets ``threads_of``: "torch");
+    ``make(draw, n)`` returns ``(method, zero-argument callable)``, None to skip the
+    case, or raises Missing.
     """
     rows = []
     for draw in draws:
@@ -168,6 +171,8 @@ def measure(draws, sizes, peers_for, reps, budget_s, torch_threads, log=None):
             for name, threads, make in peers_for(draw):
                 row = {"draw": draw, "n": n, "peer": name,
                        "threads": torch_threads if threads == "torch" else threads}
+                if threads == "torch":  # the title names torch's count only for such rows
+                    row["threads_of"] = "torch"
                 try:
                     made = make(draw, n)
                 except Missing as exc:
@@ -311,14 +316,76 @@ def machine_info():
 
 # -- output -----------------------------------------------------------------------------------
 # results: {"machine", "torch_threads", "rows", "targets": [target...], "captions": {draw: text},
-#           and where ratios are taken "baselines": {draw: [baseline's draw, baseline's peer]}}
-# target: {"text", "n", "ratio", "met", and optionally "note"}
+#           where ratios are taken "baselines": {draw: [baseline's draw, baseline's peer]}, and
+#           optionally "rate_column" (the rate column's name where it is not G samples/s)}
+# target: {"text", "n", "ratio", "met", and optionally "ratio_label" (what the ratio divides,
+#          e.g. "numpy Philox's time / ours") and "note"}
+#
+# Every ratio printed names its peer and its direction (issue 21 item 5): a ratio column is
+# "vs PEER" with a caption saying "PEER's time / this row's", a target's figure reads
+# "LABEL = 3.44x".
 
-COLUMNS = ("n", "implementation", "call", "threads", "G samples/s", "vs numpy")
+RATE_COLUMN = "G samples/s"
 
 
 def _n(n):
-    return f"{n:.0e}".replace("e+0", "e")
+    """An element count as short as it is exact: ``1e6``, but 16 and 1048576 as they are
+    (``16`` in one-digit exponent form would read ``2e1``).
+
+    >>> _n(10**6), _n(5 * 10**7), _n(16), _n(1 << 20)
+    ('1e6', '5e7', '16', '1048576')
+    """
+    short = f"{n:.0e}"
+    return short.replace("e+0", "e") if float(short) == n and n >= 10 else str(n)
+
+
+def ratio_peer(results, draw):
+    """(peer, its draw) that ``draw``'s ratios divide by, or None when the results name none.
+
+    >>> ratio_peer({"baselines": {"trunc": ["normal", "numpy PCG64"]}}, "trunc")
+    ('numpy PCG64', 'normal')
+    """
+    ref = results.get("baselines", {}).get(draw)
+    if not ref:
+        return None
+    ref_draw, peer = ref
+    return peer, ref_draw
+
+
+def ratio_column(results, draw):
+    """The ratio column's name: ``vs PEER`` (``ratio`` where the results name no baseline).
+
+    >>> ratio_column({"baselines": {"d": ["d", "os.urandom"]}}, "d"), ratio_column({}, "d")
+    ('vs os.urandom', 'ratio')
+    """
+    ref = ratio_peer(results, draw)
+    return "ratio" if ref is None else f"vs {ref[0]}"
+
+
+def ratio_caption(results, draw):
+    """What the ratio column divides, in words, or None.
+
+    >>> ratio_caption({"baselines": {"d": ["d", "numpy PCG64"]}}, "d")
+    "vs numpy PCG64 = numpy PCG64's time / this row's at the same n (above 1: faster)"
+    """
+    ref = ratio_peer(results, draw)
+    if ref is None:
+        return None
+    peer, ref_draw = ref
+    where = "" if ref_draw == draw else f" in the {ref_draw} table"
+    return f"vs {peer} = {peer}'s time{where} / this row's at the same n (above 1: faster)"
+
+
+def columns(results, draw):
+    """The table's columns for ``draw``."""
+    return ("n", "implementation", "call", "threads", results.get("rate_column", RATE_COLUMN),
+            ratio_column(results, draw))
+
+
+def caption(results, draw):
+    """The benchmark's caption for ``draw`` (what its peer is), then what its ratios divide."""
+    parts = [results.get("captions", {}).get(draw), ratio_caption(results, draw)]
+    return "; ".join(p for p in parts if p) or None
 
 
 def cells(r):
@@ -337,15 +404,21 @@ def sections(results):
 
 
 def measured(target):
-    """What a target's row measured, in words; None when it was not measured (a missing peer)."""
+    """What a target's row measured, in words; None when it was not measured (a missing peer).
+
+    >>> measured({"ratio": 3.44, "n": 16, "ratio_label": "numpy PCG64's time / ours"})
+    "numpy PCG64's time / ours = 3.44x at n = 16"
+    """
     if "limit_ms" in target:  # a time limit (the MT19937 benchmark's advance(n))
         if target["ms"] is None:
             return None
         return f"slowest {target['ms']:.2f} ms, {target['operation']}"
     if target["ratio"] is None:
         return None
+    label = target.get("ratio_label")
+    ratio = f"{label} = {target['ratio']:.2f}x" if label else f"{target['ratio']:.2f}x"
     note = f" ({target['note']})" if target.get("note") else ""
-    return f"{target['ratio']:.2f}x at n = {_n(target['n'])}{note}"
+    return f"{ratio} at n = {_n(target['n'])}{note}"
 
 
 def verdict(target):
@@ -356,50 +429,78 @@ def verdict(target):
 
 
 def title(results):
+    """The machine; torch's thread count only where a row ran at it (``threads_of`` torch).
+
+    >>> machine = {"cpu": "Xeon", "cores": 2}
+    >>> title({"machine": machine, "torch_threads": None, "rows": []})
+    'Xeon, 2 cores'
+    >>> title({"machine": machine, "torch_threads": 2, "rows": [{"threads_of": "torch"}]})
+    'Xeon, 2 cores, torch threads 2'
+    """
     m = results["machine"]
-    return f"{m['cpu']}, {m['cores']} cores, torch threads {results['torch_threads']}"
+    text = f"{m['cpu']}, {m['cores']} cores"
+    if results.get("torch_threads") is not None and \
+            any(r.get("threads_of") == "torch" for r in results["rows"]):
+        text += f", torch threads {results['torch_threads']}"
+    return text
 
 
 def markdown(results):
-    """The tables as GitHub markdown, for docs/performance.md."""
-    head = "| draw | " + " | ".join(COLUMNS) + " |\n" + "|---" * (len(COLUMNS) + 1) + "|"
+    """The tables as GitHub markdown, for docs/performance.md: one table, the captions after."""
+    draws = list(sections(results))
+    names = {ratio_column(results, d) for d in draws}
+    cols = (*columns(results, None)[:-1], names.pop() if len(names) == 1 else "ratio")
+    head = "| draw | " + " | ".join(cols) + " |\n" + "|---" * (len(cols) + 1) + "|"
     lines = [title(results), "", head]
     for draw, groups in sections(results).items():
         lines += [f"| {draw} | " + " | ".join(row) + " |" for rows in groups for row in rows]
+    by_caption = {}
+    for draw in draws:
+        text = caption(results, draw)
+        if text:
+            by_caption.setdefault(text, []).append(draw)
     lines.append("")
+    lines += [f"{', '.join(d)}: {text}" for text, d in by_caption.items()]
+    if by_caption:
+        lines.append("")
     lines += [verdict(t) for t in results["targets"]]
     return "\n".join(lines) + "\n"
 
 
+def add_columns(table, names, left=("implementation", "call")):
+    """Columns on a rich table: ``left`` ones left-justified, the rest right; a cell too long
+    for a narrow terminal folds onto a second line, never cut with an ellipsis."""
+    for c in names:
+        table.add_column(c, justify="left" if c in left else "right", overflow="fold")
+
+
 def print_results(results, file=None):
-    captions = results.get("captions", {})
-    try:
-        from rich import box
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
+    console = rich_console(file=file)
+    if console is None:  # no rich: plain lines
         out = file or sys.stdout
         print(title(results), file=out)
         for draw, groups in sections(results).items():
-            print(draw + (f" ({captions[draw]})" if draw in captions else ""), file=out)
+            print(draw, file=out)
+            print("  " + " | ".join(columns(results, draw)), file=out)
             for row in (row for rows in groups for row in rows):
                 print("  " + " | ".join(row), file=out)
+            if caption(results, draw):
+                print("  " + caption(results, draw), file=out)
         return
-    console = Console(file=file)
-    if not console.is_terminal:
-        console.width = max(console.width, 120)  # piped or captured: do not wrap rows at 80
-    console.print(title(results))
+    from rich import box
+    from rich.table import Table
+
+    console.print(title(results), markup=False)
     for draw, groups in sections(results).items():
-        caption = captions.get(draw)
-        table = Table(title=draw, title_justify="left", caption=caption, caption_justify="left",
+        text = caption(results, draw)
+        table = Table(title=draw, title_justify="left", caption=text, caption_justify="left",
                       box=box.SIMPLE_HEAD, pad_edge=False)
-        for c in COLUMNS:
-            table.add_column(c, justify="left" if c in ("implementation", "call") else "right")
+        add_columns(table, columns(results, draw))
         for i, rows in enumerate(groups):
             for j, row in enumerate(rows):
                 table.add_row(*row, end_section=j == len(rows) - 1 and i < len(groups) - 1)
         console.print(table)
-        if caption:
+        if text:
             console.print()
 
 
@@ -419,26 +520,23 @@ def print_targets(measured_results, file=None):
     """
     rows = [target_cells(name, t) for name, results in measured_results
             for t in results["targets"]]
-    try:
-        from rich import box
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
+    console = rich_console(file=file)
+    if console is None:
         out = file or sys.stdout
         print("targets (docs/performance.md)", file=out)
         for row in rows:
             print("  " + " | ".join(row), file=out)
         return
-    console = Console(file=file)
-    if not console.is_terminal:
-        console.width = max(console.width, 120)
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title="targets (docs/performance.md)", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)
-    for c in TARGET_COLUMNS:
-        table.add_column(c)
+    add_columns(table, TARGET_COLUMNS, left=TARGET_COLUMNS)
     for row in rows:
         style = "green" if row[-1] == "MET" else "red"
-        table.add_row(*row[:-1], f"[{style}]{row[-1]}[/{style}]")
+        table.add_row(*map(Text, row[:-1]), Text(row[-1], style=style))
     console.print(table)
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import ascend_rand
 
+from .._console import rich_console
 from . import harness as H
 
 # Every level the core knows, lowest first (a CPU runs a prefix of its own architecture's).
@@ -268,8 +269,7 @@ def cells(row):
             "-" if ratio is None else f"{ratio:.2f}")
 
 
-def _n(n):
-    return f"{n:.0e}".replace("e+0", "e")
+_n = H._n  # 1e6, but 16 as 16
 
 
 def target_result(target):
@@ -297,49 +297,56 @@ def markdown(merged):
         return ["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|",
                 *("| " + " | ".join(row) + " |" for row in rows)]
     lines = [title(merged), "", *table(COLUMNS, [cells(r) for r in merged["table"]]), ""]
+    legend = baseline_legend(merged)
+    if legend:
+        lines += [legend, ""]
+    lines += table(TARGET_COLUMNS, [target_cells(t) for t in merged["targets"]])
+    return "\n".join(lines) + "\n"
+
+
+def baseline_legend(merged):
+    """Which numpy row each draw's "numpy G samples/s" and "vs numpy" columns are, or None."""
     by_peer = {}
     for draws in merged.get("baselines", {}).values():
         for draw, (ref_draw, peer) in draws.items():
             source = peer if ref_draw == draw else f"{peer} of {ref_draw}"
             by_peer.setdefault(source, []).append(draw)
-    if by_peer:
-        lines += ["vs numpy: " + "; ".join(f"{peer} ({', '.join(draws)})"
-                                           for peer, draws in by_peer.items()), ""]
-    lines += table(TARGET_COLUMNS, [target_cells(t) for t in merged["targets"]])
-    return "\n".join(lines) + "\n"
+    if not by_peer:
+        return None
+    return "vs numpy: " + "; ".join(f"{peer} ({', '.join(draws)})"
+                                    for peer, draws in by_peer.items())
 
 
 def print_results(merged, file=None):
     """The level table, then the targets of every level (rich tables when rich is there)."""
     rows = [cells(r) for r in merged["table"]]
     targets = [target_cells(t) for t in merged["targets"]]
-    try:
-        from rich import box
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
+    legend = baseline_legend(merged)
+    console = rich_console(file=file)
+    if console is None:
         out = file or sys.stdout
         print(title(merged), file=out)
+        print("  " + " | ".join(COLUMNS), file=out)
         for row in rows:
             print("  " + " | ".join(row), file=out)
+        if legend:
+            print("  " + legend, file=out)
         print("targets (docs/performance.md), per level", file=out)
         for row in targets:
             print("  " + " | ".join(row), file=out)
         return
-    console = Console(file=file)
-    if not console.is_terminal:
-        console.width = max(console.width, 140)
-    table = Table(title=title(merged), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for c in COLUMNS:
-        table.add_column(c, justify="right" if "G samples" in c or c in ("n", "vs numpy")
-                         else "left")
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title(merged), title_justify="left", caption=legend,
+                  caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    H.add_columns(table, COLUMNS, left=("draw", "implementation", "level"))
     for i, (row, nxt) in enumerate(zip(rows, rows[1:] + [None])):
         table.add_row(*row, end_section=nxt is not None and nxt[:3] != row[:3])
     console.print(table)
     table = Table(title="targets (docs/performance.md), per level", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)
-    for c in TARGET_COLUMNS:
-        table.add_column(c)
+    H.add_columns(table, TARGET_COLUMNS, left=TARGET_COLUMNS)
     for row in targets:
         style = "green" if row[-1] == "MET" else "dim" if row[-1].startswith("ref") else "red"
         table.add_row(*row[:-1], f"[{style}]{row[-1]}[/{style}]")

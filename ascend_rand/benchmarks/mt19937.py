@@ -36,6 +36,7 @@ import numpy as np
 
 import ascend_rand
 
+from .._console import rich_console
 from . import harness as H
 Missing = H.Missing
 SEED = H.SEED  # < 2**32: an init_genrand seed, the same for std::mt19937 and numpy's legacy seeding
@@ -52,9 +53,10 @@ ADVANCE_NS = (("2**20", 1 << 20), ("2**64", 1 << 64), ("2**127", 1 << 127))
 RAW_BASELINE = "numpy MT19937"  # np.random.MT19937(seed).random_raw(n): n words in n uint64
 F64_BASELINE = "numpy RandomState"  # np.random.RandomState(seed).random_sample(n)
 BASELINES = {RAW: (RAW, RAW_BASELINE), F64: (F64, F64_BASELINE)}
+# What each draw's baseline is; harness.caption adds what the ratio column divides.
 CAPTIONS = {
-    RAW: "samples = 32-bit words; vs numpy: MT19937.random_raw(n) (one word per uint64)",
-    F64: "vs numpy: RandomState.random_sample(n) (genrand_res53, two words per float)",
+    RAW: f"samples = 32-bit words; {RAW_BASELINE}: MT19937.random_raw(n) (one word per uint64)",
+    F64: f"{F64_BASELINE}: RandomState.random_sample(n) (genrand_res53, two words per float)",
 }
 STD = "std::mt19937"
 RAW_TARGET_RATIO = 2.0
@@ -400,6 +402,7 @@ def run(quick=False, sizes=None, reps=None, budget_s=None, log=None):
             "jump_reps": jump_reps, "jump_budget_s": jump_budget, "streams": STREAMS,
             "torch_threads": torch_threads, "std_mt19937": stdmt.info,
             "rows": rows, "jump_rows": jumps, "captions": dict(CAPTIONS),
+            "baselines": {d: list(BASELINES[d]) for d in DRAWS},
             "targets": _targets(rows, jumps, sizes)}
 
 
@@ -408,7 +411,8 @@ def _targets(rows, jumps, sizes):
     hit = H.find_row(rows, RAW, "native", 1, n)
     ratio = hit.get("ratio") if hit else None
     raw = {"text": RAW_TARGET, "n": n, "want": RAW_TARGET_RATIO, "ratio": ratio,
-           "met": ratio is not None and ratio >= RAW_TARGET_RATIO}
+           "met": ratio is not None and ratio >= RAW_TARGET_RATIO,
+           "ratio_label": f"{RAW_BASELINE}'s time / native's"}
     advances = [r for r in jumps if r["operation"].startswith("advance(")
                 and r["peer"] == "native" and "ms" in r]
     worst = max(advances, key=lambda r: r["ms"]) if advances else None
@@ -422,7 +426,11 @@ def _targets(rows, jumps, sizes):
 
 # -- output -----------------------------------------------------------------------------------
 
-JUMP_COLUMNS = ("operation", "implementation", "call", "threads", "ms (median)", "numpy / this")
+JUMP_COLUMNS = ("operation", "implementation", "call", "threads", "ms (median)",
+                "vs numpy MT19937")
+JUMP_CAPTION = ("cold calls (the fallback's jump-polynomial cache cleared before each); "
+                "vs numpy MT19937 = numpy MT19937's ms / this row's (above 1: faster; only "
+                "building streams has a numpy row)")
 
 
 def jump_cells(r):
@@ -439,7 +447,7 @@ def markdown(results):
     head = ("| " + " | ".join(JUMP_COLUMNS) + " |\n" + "|---" * len(JUMP_COLUMNS) + "|")
     lines = [text, "", head]
     lines += ["| " + " | ".join(jump_cells(r)) + " |" for r in results["jump_rows"]]
-    lines.append("")
+    lines += ["", JUMP_CAPTION, ""]
     lines += [H.verdict(t) for t in results["targets"]]
     return "\n".join(lines) + "\n"
 
@@ -447,26 +455,21 @@ def markdown(results):
 def print_results(results, file=None):
     H.print_results(results, file=file)
     info = results.get("std_mt19937") or {}
-    try:
-        from rich import box
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
+    console = rich_console(file=file)
+    if console is None:
         out = file or sys.stdout
         print("advance(n) and building streams", file=out)
+        print("  " + " | ".join(JUMP_COLUMNS), file=out)
         for r in results["jump_rows"]:
             print("  " + " | ".join(jump_cells(r)), file=out)
         return
-    console = Console(file=file)
-    if not console.is_terminal:
-        console.width = max(console.width, 120)
+    from rich import box
+    from rich.table import Table
+
     table = Table(title="advance(n) and building streams", title_justify="left",
-                  caption="cold calls (the fallback's jump-polynomial cache cleared before each); "
-                          "numpy / this: numpy's ms over this row's (> 1: faster than numpy)",
-                  caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for c in JUMP_COLUMNS:
-        table.add_column(c, justify="left" if c in ("operation", "implementation", "call")
-                         else "right")
+                  caption=JUMP_CAPTION, caption_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
+    H.add_columns(table, JUMP_COLUMNS, left=("operation", "implementation", "call"))
     rows = results["jump_rows"]
     for i, r in enumerate(rows):
         last = i + 1 < len(rows) and rows[i + 1]["operation"] != r["operation"]

@@ -158,7 +158,8 @@ def _target(rows, sizes):
     hit = H.find_row(rows, "uniform float32", "native", 1, n)
     ratio = hit.get("ratio") if hit else None
     met = ratio is not None and ratio >= TARGET_RATIO
-    return {"text": TARGET, "n": n, "want": TARGET_RATIO, "ratio": ratio, "met": met}
+    return {"text": TARGET, "n": n, "want": TARGET_RATIO, "ratio": ratio, "met": met,
+            "ratio_label": f"{BASELINE}'s time / native's"}
 
 
 def _mkl_target(rows, sizes):
@@ -167,7 +168,8 @@ def _mkl_target(rows, sizes):
     ratio = H.ratio_between(H.find_row(rows, "uniform float64", "native", 1, n),
                             H.find_row(rows, "uniform float64", mkl.PEER, 1, n))
     target = {"text": MKL_TARGET, "n": n, "want": MKL_TARGET_RATIO, "ratio": ratio,
-              "met": ratio is not None and ratio >= MKL_TARGET_RATIO}
+              "met": ratio is not None and ratio >= MKL_TARGET_RATIO,
+              "ratio_label": f"{mkl.PEER}'s time / native's"}
     if ratio is not None:
         bits = mkl.uniform_bits()
         if bits is not None:  # the two do not draw the same thing: say so beside the ratio
