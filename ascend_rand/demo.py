@@ -8,8 +8,10 @@
    (float32, bfloat16, counter carry, 128-bit wrap), live when tensorflow is
    importable, else against ``TF_OUTPUTS`` below, recorded from TensorFlow;
 5. a quick throughput table (``ascend_rand.benchmarks``: the uniform benchmark
-   with --quick, plus one normal row and one packed dropout mask row from the
-   distributions benchmark).
+   with --quick, plus the one-thread ziggurat normal and packed dropout mask rows
+   of the distributions benchmark, each beside the numpy row its ratio divides by);
+6. one summary line: the checks passed, and the headline ratios, each naming
+   its peer (``summary``).
 
 ``main()`` returns 1 when any check in 2-4 fails, else 0: the throughput is
 shown, never judged (the speed targets are ``ascend-rand bench
@@ -23,7 +25,9 @@ import sys
 
 import numpy as np
 
-from . import Generator, backends, benchmarks, get_num_threads, set_num_threads, stateless
+from . import Generator, _console, backends, benchmarks, get_num_threads, set_num_threads, \
+    stateless
+from ._console import rich_console
 from .backend.torch import as_numpy
 
 # Random123 kat_vectors, Philox4x32-10 (docs/spec.md section 1): (ctr c0..c3, key k0 k1, out).
@@ -63,42 +67,39 @@ def _bits(array, dtype):
 
 
 class _Printer:
-    """rich when installed, plain text otherwise."""
+    """rich when installed, plain text otherwise; piped, plain lines that never wrap
+    (``_console.rich_console``: rich's own default would wrap a pipe at 80 columns)."""
 
     def __init__(self):
-        try:
-            from rich.console import Console
-        except ImportError:
-            self.console = None
-        else:
-            self.console = Console()
+        self.console = rich_console()
 
     def rule(self, text):
-        if self.console:
-            self.console.rule(f"[bold]{text}", align="left")
-        else:
-            print(f"\n== {text}")
+        _console.rule(self.console, text)
 
     def line(self, text, style=None):
         if self.console:
-            self.console.print(text, style=style, highlight=False)
+            self.console.print(text, style=style, highlight=False, markup=False)
         else:
             print(text)
 
     def table(self, columns, rows):
         if not self.console:
+            print("  " + " | ".join(columns))
             for row in rows:
-                print("  " + " | ".join(str(c) for c in row))
+                print("  " + " | ".join(map(str, row[:-1])) + " | " +
+                      ("PASS" if row[-1] else "FAIL"))
             return
         from rich import box
         from rich.table import Table
+        from rich.text import Text
 
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         for c in columns:
-            table.add_column(c)
+            table.add_column(c, overflow="fold")  # a narrow terminal folds a cell, never cuts it
         for row in rows:
             ok = row[-1]
-            table.add_row(*map(str, row[:-1]), "[green]PASS" if ok else "[red bold]FAIL")
+            table.add_row(*(Text(str(c)) for c in row[:-1]),
+                          Text("PASS", style="green") if ok else Text("FAIL", style="red bold"))
         self.console.print(table)
 
 
@@ -212,16 +213,27 @@ def tensorflow_layout(rows, names, printer, live=True):
     return tf
 
 
-def distributions(rows, names, tf):
-    """The distributions against their peers and rules: TF's normal, the Ascend mask rule, numpy's MT."""
+NO_TF = "TensorFlow not importable"
+
+
+def distributions(rows, names, tf, no_tf=NO_TF):
+    """The distributions against their peers and rules: TF's normal, the Ascend mask rule,
+    numpy's MT.
+
+    ``tf``: the tensorflow module the Box-Muller normal is compared with, or None;
+    then the normal is only checked finite with a standard deviation within 0.05
+    of 1, and its detail says so and why there is no comparison (``no_tf``).
+    """
     from . import MT19937
 
     for b in names:
         def box_muller(b=b):
             got = as_numpy(stateless.normal((4099,), 5, (0, 3), method="box_muller", backend=b))
             if tf is None:
-                return bool(np.isfinite(got).all() and abs(float(got.std()) - 1) < 0.05), \
-                    "Box-Muller: TensorFlow not importable, moments only"
+                std = float(got.std())
+                ok = bool(np.isfinite(got).all() and abs(std - 1) < 0.05)
+                return ok, (f"Box-Muller: {got.size} {got.dtype} finite, std {std:.3f} "
+                            f"(within 0.05 of 1); not compared with TF: {no_tf}")
             with _quiet_fd2():
                 want = tf.raw_ops.StatelessRandomNormalV2(
                     shape=[4099], key=tf.constant([5], tf.uint64),
@@ -262,7 +274,8 @@ def distributions(rows, names, tf):
 
 
 def benchmark():
-    """The uniform benchmark with --quick, plus its one-thread normal and mask rows.
+    """The uniform benchmark with --quick, plus the one-thread normal and mask rows beside
+    their numpy rows; prints the tables and returns the merged results.
 
     Throughput only: the speed targets are ``ascend-rand bench --check-target``'s.
     """
@@ -270,7 +283,53 @@ def benchmark():
     extra = benchmarks.distributions.demo_results()
     results["rows"] += extra["rows"]
     results["captions"] = {**results.get("captions", {}), **extra["captions"]}
+    results["baselines"] = {**results.get("baselines", {}), **extra["baselines"]}
     benchmarks.uniform.print_results(results)
+    return results
+
+
+# The summary line's ratios: (what, draw, our row's peer); each is divided by its draw's
+# baseline row (numpy's), named in the line.
+_DIST = benchmarks.distributions
+HEADLINES = (("uniform float32", "uniform float32", "native"),
+             ("normal float32", _DIST.NORMAL, _DIST.ZIGGURAT),
+             ("dropout mask", _DIST.MASK, _DIST.MASK_NATIVE))
+
+
+def headline(results):
+    """The summary line's ratios: native, 1 thread, against the peer each is divided by.
+
+    >>> rows = [{"draw": "uniform float32", "peer": "native", "threads": 1, "n": 10**6,
+    ...          "gsps": 2.0, "ratio": 8.4}]
+    >>> base = {"uniform float32": ["uniform float32", "numpy Philox"]}
+    >>> headline({"rows": rows, "baselines": base}).split(", ")
+    ['native', '1 thread', 'n = 1e6: uniform float32 8.40x the speed of numpy Philox', \
+'normal float32 not measured', 'dropout mask not measured']
+    """
+    n = max((r["n"] for r in results["rows"]), default=0)
+    parts = []
+    for what, draw, peer in HEADLINES:
+        row = benchmarks.harness.find_row(results["rows"], draw, peer, 1, n)
+        base = results.get("baselines", {}).get(draw)
+        if row is None or row.get("ratio") is None or not base:
+            parts.append(f"{what} not measured")
+        else:
+            parts.append(f"{what} {row['ratio']:.2f}x the speed of {base[1]}")
+    return f"native, 1 thread, n = {benchmarks.harness._n(n)}: " + ", ".join(parts)
+
+
+def summary(rows, results=None):
+    """The demo's last line: how many checks passed, then the headline ratios (``results``:
+    the throughput measured, None when it was not).
+
+    >>> summary([("c", "b", "d", True)])
+    'demo: 1 of 1 checks passed; throughput not measured (--no-bench)'
+    """
+    failed = sum(not r[-1] for r in rows)
+    checks = (f"demo: {failed} of {len(rows)} checks FAILED" if failed
+              else f"demo: {len(rows)} of {len(rows)} checks passed")
+    speed = "throughput not measured (--no-bench)" if results is None else headline(results)
+    return f"{checks}; {speed}"
 
 
 def _available():
@@ -290,16 +349,17 @@ def main(run_bench=True):
     known_answers(rows, names)
     backend_agreement(rows, names)
     tf = tensorflow_layout(rows, names, printer)
-    distributions(rows, names, tf)
+    distributions(rows, names, tf)  # tf None: it did not import (printed above)
     printer.table(("check", "backend", "detail", "result"), rows)
     failed = [r for r in rows if not r[-1]]
-    if failed:
-        printer.line(f"{len(failed)} of {len(rows)} checks FAILED", style="bold red")
-    else:
-        printer.line(f"all {len(rows)} checks passed", style="green")
+    style = "bold red" if failed else "green"
+    results = None
     if run_bench:
+        printer.line(f"{len(failed)} of {len(rows)} checks FAILED" if failed
+                     else f"all {len(rows)} checks passed", style=style)
         printer.rule("quick throughput (ascend-rand bench --quick for every row)")
-        benchmark()
+        results = benchmark()
+    printer.line(summary(rows, results), style=style)  # the last line, whatever ran
     return 1 if failed else 0
 
 

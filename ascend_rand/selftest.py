@@ -4,7 +4,9 @@
    on every available backend; std::mt19937's 1st and 10000th outputs for
    seed 5489 (3499211612, 4123659995) and numpy's MT19937, MT19937's jump,
    the Ascend dropout-mask rule, and TensorFlow's StatelessRandomUniformV2
-   layout against outputs recorded from TensorFlow (``demo.TF_OUTPUTS``);
+   layout against outputs recorded from TensorFlow (``demo.TF_OUTPUTS``); the
+   Box-Muller normal only finite with a standard deviation near 1 (the demo
+   compares it with TensorFlow's StatelessRandomNormalV2 where that imports);
 2. backend agreement: native == NumPy fallback on 1e6 floats, counters that
    carry at 2**64 and wrap at 2**128, one thread == all threads;
 3. cross-backend equality: every available backend (native, numpy, torch on
@@ -52,6 +54,9 @@ CASES = (
 )
 ENGINES = ("philox", "mt19937")
 ENTROPY_BYTES = 4096  # the pool's short run on the "auto" source
+# Why the Box-Muller row has no TensorFlow comparison here, installed or not (its import
+# alone takes seconds); the demo compares live when TensorFlow imports.
+NO_TF = "selftest does not import TensorFlow (ascend-rand demo compares live)"
 
 
 def _case_name(method, args, kwargs):
@@ -172,7 +177,7 @@ def run(show_progress=True):
     groups = (
         ("known answers", lambda r: demo.known_answers(r, names)),
         ("known answers", lambda r: demo.tensorflow_layout(r, names, None, live=False)),
-        ("known answers", lambda r: demo.distributions(r, names, None)),
+        ("known answers", lambda r: demo.distributions(r, names, None, no_tf=NO_TF)),
         ("backend agreement", lambda r: demo.backend_agreement(r, host)),
         ("cross-backend", lambda r: cross_backend(r, names)),
         ("entropy health", entropy_health),
