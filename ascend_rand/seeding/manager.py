@@ -20,6 +20,8 @@ import numpy as np
 
 from .. import _validate, engines
 from ..generator import Generator
+from .checkpoint import (MT19937_CHECKS, copy_state, mt19937_check, restorable_streams,
+                         shared_mt19937_states, stream_engine, stream_name)
 from .derive import derive
 
 MODES = ("sync", "independent")
@@ -67,13 +69,6 @@ def check_rank(rank, world_size):
     return rank, world_size
 
 
-def stream_name(name):
-    """``name`` if it is a non-empty str (a stream's name), else a TypeError naming it."""
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"a stream name must be a non-empty str, got {name!r}")
-    return name
-
-
 class SeedManager:
     """Named Generators keyed from one root seed, the same on every rank or distinct per rank.
 
@@ -102,7 +97,8 @@ class SeedManager:
         else:
             self._base = derive(self._root, self._rank, self._device)
         self._streams = {}  # name -> Generator, in the order handed out
-        self._pending = {}  # name -> (engine name, state) loaded but not yet asked for
+        # name -> (engine name, canonical state) loaded but not yet asked for
+        self._pending = {}
 
     # -- what it is ---------------------------------------------------------------------------
 
@@ -237,7 +233,7 @@ class SeedManager:
             self._pending[name] = pending
             raise ValueError(f"stream {name!r} is a {pending[0]} stream in the loaded state; "
                              f"it was asked for as {engine!r}")
-        made = _engine_for(engine, self.key(name), backend)
+        made = stream_engine(engine, self.key(name), backend)
         if pending is not None:
             made.set_state(pending[1])
         g = Generator(engine=made, backend=backend)
@@ -258,11 +254,34 @@ class SeedManager:
         >>> a.fingerprint("dropout") == b.fingerprint("dropout")
         False
         """
+        # A loaded stream not yet asked for is held in its engine's canonical form, so it
+        # fingerprints as it will once it is live (docs/spec.md 7.3).
+        return state_fingerprint(self._state_of(name))
+
+    def engine_key(self, name):
+        """The 64-bit key stream ``name``'s engine draws from: a Philox engine's seed, an
+        MT19937 engine's ``retry_key`` (what ``check_consistency`` compares across ranks
+        in independent mode: two ranks on one key overlap, whatever their positions).
+
+        >>> import ascend_rand as ar
+        >>> m = ar.SeedManager(7)
+        >>> g = m.generator("init")
+        >>> m.engine_key("init") == g.seed == m.key("init")
+        True
+        >>> shuffle = m.generator("shuffle", engine="mt19937")
+        >>> m.engine_key("shuffle") == shuffle.engine.retry_key
+        True
+        """
+        state = self._state_of(name)
+        return state["seed"] if state["engine"] == "philox" else state["retry_key"]
+
+    def _state_of(self, name):
+        """Stream ``name``'s engine state: the live engine's, or the canonical loaded one."""
         g = self._streams.get(stream_name(name))
         if g is not None:
-            return state_fingerprint(g.engine.state)
+            return g.engine.state
         if name in self._pending:
-            return state_fingerprint(self._pending[name][1])
+            return self._pending[name][1]
         raise KeyError(f"stream {name!r} was never handed out (streams: {list(self.names())})")
 
     # -- checkpoints --------------------------------------------------------------------------
@@ -271,6 +290,10 @@ class SeedManager:
         """Every stream handed out, exactly: seed and offset (Philox) or the MT19937 state,
         with the root, mode, world size, rank and device it belongs to.
 
+        With MT19937 streams, ``"mt19937_checks"`` also holds each one's check value
+        (``seeding.checkpoint.mt19937_check``: its key words and position bound to the
+        key this manager derives for its name), which ``load_state_dict`` verifies.
+
         >>> import ascend_rand as ar
         >>> m = ar.SeedManager(7)
         >>> _ = m.generator("init").random(3)
@@ -278,24 +301,35 @@ class SeedManager:
         {'format': 1, 'root_seed': 7, 'mode': 'sync', 'world_size': 1, 'rank': 0, 'device': None,
          'streams': {'init': {'engine': 'philox', 'seed': 13000006162764817241, 'offset': 1}}}
         """
-        return {
+        streams = {name: copy_state(self._state_of(name)) for name in self.names()}
+        state = {
             "format": STATE_FORMAT,
             "root_seed": self._root,
             "mode": self._mode,
             "world_size": self._world_size,
             "rank": self._rank,
             "device": self._device,
-            "streams": {name: (self._streams[name].engine.state if name in self._streams
-                               else self._pending[name][1]) for name in self.names()},
+            "streams": streams,
         }
+        checks = {name: mt19937_check(self.key(name), st) for name, st in streams.items()
+                  if st["engine"] == "mt19937"}
+        if checks:
+            state[MT19937_CHECKS] = checks
+        return state
 
     def load_state_dict(self, state):
         """Restore ``state_dict()``'s streams exactly (Generators already handed out
         continue from the saved position in place).
 
-        Refused with a ValueError: another root seed, mode or world size; in
-        independent mode another rank or device; a stream whose key is not the one
-        this manager derives for its name.
+        Every stream is checked before any is restored, so a refused state
+        changes nothing.  Refused with a ValueError: another root seed, mode or
+        world size; in independent mode another rank or device; a stream whose
+        key is not the one this manager derives for its name (for MT19937: whose
+        ``retry_key``, or whose key words and position by the state's check
+        value, are not this stream's); a stream of another engine than the
+        Generator already handed out under its name; two MT19937 streams at the
+        same key words and position.  An MT19937 state without ``retry_key``
+        (saved before it existed) resumes with the seeded stream's own.
 
         >>> import ascend_rand as ar
         >>> m = ar.SeedManager(7)
@@ -325,38 +359,37 @@ class SeedManager:
             if state[k] != v:
                 raise ValueError(f"state is for {k}={state[k]!r}, this manager has {k}={v!r}; "
                                  "a checkpoint restores only the seeding it was saved from")
-        streams = state["streams"]
-        if not isinstance(streams, dict):
-            raise TypeError("state['streams'] must be a dict {name: engine state}")
-        restored = {}
-        for name, engine_state in streams.items():
-            name = stream_name(name)
-            if not isinstance(engine_state, dict) or "engine" not in engine_state:
-                raise ValueError(f"state['streams'][{name!r}] is not an engine state dict")
-            kind = engines.by_name(engine_state["engine"])
-            expected = _engine_for(kind.name, self.key(name), "auto")
-            if expected.spawn_key != kind.from_state(engine_state).spawn_key:
-                raise ValueError(f"stream {name!r} in state has another key than this manager "
-                                 f"derives for it: the state is from other seeding")
-            restored[name] = (kind.name, engine_state)
-        for name, (kind, engine_state) in restored.items():
+        # Validate everything, then apply (docs/spec.md 7.3): nothing below raises on a
+        # state that passed, and the rollback covers an engine that refuses anyway.
+        restored = restorable_streams(state, self.key)
+        for name, (kind, _) in restored.items():
             g = self._streams.get(name)
-            if g is None:
-                self._pending[name] = (kind, engine_state)  # made when asked for
-            elif g.engine.name == kind:
-                g.set_state(engine_state)
-            else:
+            if g is not None and g.engine.name != kind:
                 raise ValueError(f"stream {name!r} is a {g.engine.name} stream here and a "
                                  f"{kind} stream in state")
-
-
-def _engine_for(engine, key, backend):
-    if engine == "philox":
-        return engines.Philox(key)
-    if engine == "mt19937":
-        from ..engines.mt19937 import seed_from_key
-        return engines.MT19937(seed_from_key(key), backend=backend)
-    raise ValueError(f"unknown engine {engine!r}; expected one of {engines.names()}")
+        after = {name: (self._streams[name].engine.name if name in self._streams
+                        else self._pending[name][0], self._state_of(name))
+                 for name in self.names() if name not in restored}
+        after.update(restored)
+        shared = shared_mt19937_states(after)
+        if shared:
+            raise ValueError(f"streams {', '.join(map(repr, sorted(shared[0])))} would hold the "
+                             "same MT19937 key words and position after this load: they would "
+                             "draw the same numbers")
+        saved = {name: g.engine.state for name, g in self._streams.items() if name in restored}
+        pending = dict(self._pending)
+        try:
+            for name, (kind, engine_state) in restored.items():
+                g = self._streams.get(name)
+                if g is None:
+                    self._pending[name] = (kind, engine_state)  # made when asked for
+                else:
+                    g.set_state(engine_state)
+        except BaseException:
+            for name, engine_state in saved.items():
+                self._streams[name].set_state(engine_state)
+            self._pending = pending
+            raise
 
 
 def state_fingerprint(state):
