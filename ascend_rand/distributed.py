@@ -7,6 +7,13 @@ from the OS when none is given) and installs this process's ``SeedManager``;
 collide (independent mode).  Both are collectives: every rank of the group
 calls them, in the same order, like any torch.distributed call.
 
+A collective either agrees or fails on every rank (docs/spec.md 7.4): each
+rank does its local work first (its arguments, the root, its fingerprints),
+and the first exchange carries a validity flag, so a rank that fails still
+takes part in it.  Then every rank raises: that rank its own error, the
+others ``PeerError`` naming it.  No rank is left waiting in a collective
+that another rank never reached.
+
 The same code runs on gloo (CPU), NCCL (CUDA) and HCCL (Ascend, with
 ``torch_npu`` imported): the small tensors the collectives exchange live where
 the group's backend wants them (``_collective_device``).  torch is imported
@@ -15,12 +22,14 @@ without torch, and ``import ascend_rand`` never imports this module.
 
 Cost, for a group of W ranks each holding k named streams:
 
-- ``init_seeds``: one all_gather of 24 bytes per rank (W * 24 bytes arrive
+- ``init_seeds``: one all_gather of 32 bytes per rank (W * 32 bytes arrive
   on every rank);
-- ``check_consistency``: one all_reduce of 8 bytes (the largest k, K) and one
-  all_gather of 8 * (K + 2) bytes per rank; only when the ranks' sets of
-  stream names differ, one more ``all_gather_object`` of the name lists,
-  to name the streams in the error.
+- ``check_consistency``: one all_gather of 32 bytes per rank (its flag, its
+  k and the group it checks; K is the largest k) and one all_gather of
+  8 * (K + 2) bytes per rank; only when the ranks' sets of stream names
+  differ, one more ``all_gather_object`` of the name lists, to name the
+  streams in the error; in independent mode, only when a key occurs on two
+  ranks, one more all_gather of 8 * K bytes (the fingerprints).
 """
 
 import hashlib
@@ -30,11 +39,13 @@ import numpy as np
 from . import _validate
 from .seeding.manager import SeedManager, check_mode, stream_name, device_index
 
-__all__ = ["ConsistencyError", "check_consistency", "init_seeds", "seed_manager"]
+__all__ = ["ConsistencyError", "PeerError", "check_consistency", "init_seeds", "seed_manager"]
 
 # The mode as it travels in a collective; 0 marks a rank with no manager installed.
 _NO_MANAGER = 0
 _MODE_CODE = {"sync": 1, "independent": 2}
+# A rank's validity flag, the first word it sends in every collective call.
+_OK, _REFUSED, _ABSENT = 0, 1, 2
 _MODE_OF_CODE = {code: mode for mode, code in _MODE_CODE.items()}
 
 # Backends whose collectives take host tensors, and the device type of the others.
@@ -64,6 +75,34 @@ class ConsistencyError(RuntimeError):
         self.problems = list(problems)
 
 
+class PeerError(RuntimeError):
+    """Other ranks of the group refused a collective call, so this rank raises too.
+
+    ``ranks`` lists them (group ranks); each raised its own error, which says why.
+    No rank waits for them: every rank of the group raises from the same call.
+
+    >>> from ascend_rand.distributed import PeerError
+    >>> err = PeerError("init_seeds: rank 1 of 2 refused the call ...", [1])
+    >>> isinstance(err, RuntimeError), err.ranks
+    (True, [1])
+    """
+
+    def __init__(self, message, ranks=()):
+        super().__init__(message)
+        self.ranks = list(ranks)
+
+
+def _refused_elsewhere(call, flags, world, what):
+    """A PeerError naming the ranks whose flag is _REFUSED, or None when there are none."""
+    refusing = [r for r, f in enumerate(flags) if f == _REFUSED]
+    if not refusing:
+        return None
+    verb = "refuses" if len(refusing) == 1 else "refuse"
+    return PeerError(f"{call}: {_ranks(refusing)} of {world} {verb} the call ({what}); "
+                     "every rank of the group raises, and that rank's own error says why",
+                     refusing)
+
+
 def _entropy_root():
     """A fresh uint64 root: ``ascend_rand.entropy.secure_seed()`` (health-tested hardware
     entropy, conditioned; docs/security.md)."""
@@ -85,6 +124,28 @@ def _torch_distributed():
                            "torch.distributed.init_process_group(...) first (under torchrun, "
                            "init_process_group('gloo'|'nccl'|'hccl') reads the env:// rendezvous)")
     return dist
+
+
+def _torch_distributed_or(refused):
+    """torch.distributed, as ``_torch_distributed``; with no process group to exchange a
+    flag on, this rank's own error ``refused`` first (no rank can be waiting then)."""
+    try:
+        return _torch_distributed()
+    except RuntimeError:
+        if refused is not None:
+            raise refused from None
+        raise
+
+
+def _membership_or(dist, group, refused):
+    """``_membership``; a process outside ``group`` takes no part in its collectives, so
+    its own error ``refused``, when it has one, comes first."""
+    try:
+        return _membership(dist, group)
+    except ValueError:
+        if refused is not None:
+            raise refused from None
+        raise
 
 
 def _membership(dist, group):
@@ -160,8 +221,11 @@ def init_seeds(root_seed=None, mode="sync", group=None, device=None):
 
     Calling it again replaces the installed manager (the old one's streams
     keep working but are no longer what ``seed_manager()`` returns).  Cost:
-    one all_gather of 24 bytes per rank.  Bad arguments are refused on every
-    rank before any collective, so a bad call never leaves a rank waiting.
+    one all_gather of 32 bytes per rank.  A bad call never leaves a rank
+    waiting: a rank whose arguments are refused (or whose rank 0 cannot draw
+    a root) still takes part in the exchange, flagged, then raises its own
+    ValueError or TypeError while every other rank raises ``PeerError``
+    naming it; nothing is installed on any rank.
 
     After ``torch.distributed.init_process_group``, ``init_seeds(1234).generator("dropout")``
     gives every rank the same numbers, those of
@@ -184,16 +248,36 @@ def init_seeds(root_seed=None, mode="sync", group=None, device=None):
     True
     >>> dist.destroy_process_group()
     """
-    given = None if root_seed is None else _validate.uint64(root_seed, "root_seed")
-    mode = check_mode(mode)
-    device = device_index(device)
-    dist = _torch_distributed()
-    rank, world = _membership(dist, group)
+    refused = None  # this rank's own error, raised after the exchange
+    try:
+        given = None if root_seed is None else _validate.uint64(root_seed, "root_seed")
+        mode = check_mode(mode)
+        device = device_index(device)
+    except (TypeError, ValueError) as err:
+        refused = err
+    dist = _torch_distributed_or(refused)
+    rank, world = _membership_or(dist, group, refused)
+    device_of_group = _collective_device(group)
 
     # Rank 0's proposal is the root; the others' travel only to be compared with it.
-    proposal = _entropy_root() if rank == 0 and given is None else given
-    mine = [int(given is not None), 0 if proposal is None else proposal, _MODE_CODE[mode]]
-    gathered = _all_gather_u64(dist, group, world, mine, _collective_device(group))
+    proposal = None
+    if refused is None:
+        try:
+            proposal = _entropy_root() if rank == 0 and given is None else given
+        except Exception as err:  # an entropy source that fails: the others must hear of it
+            refused = err
+    if refused is None:
+        mine = [_OK, int(given is not None), 0 if proposal is None else proposal, _MODE_CODE[mode]]
+    else:
+        mine = [_REFUSED, 0, 0, 0]
+    gathered = _all_gather_u64(dist, group, world, mine, device_of_group)
+    if refused is not None:
+        raise refused
+    elsewhere = _refused_elsewhere("init_seeds", [int(f) for f in gathered[:, 0]], world,
+                                   "its arguments, or rank 0's root")
+    if elsewhere is not None:
+        raise elsewhere
+    gathered = gathered[:, 1:]
 
     root, root_mode = int(gathered[0, 1]), _MODE_OF_CODE[int(gathered[0, 2])]
     disagreements = []
@@ -257,21 +341,26 @@ def _ranks(ranks):
     return f"ranks {sorted(ranks)}" if len(ranks) != 1 else f"rank {next(iter(ranks))}"
 
 
-def _find_problems(mode, names_per_rank, fingerprints_per_rank):
+def _find_problems(mode, names_per_rank, fingerprints_per_rank, keys_per_rank=None):
     """The lines of a ConsistencyError (empty when consistent) from every rank's streams.
 
     ``names_per_rank[r]`` lists rank r's stream names and
-    ``fingerprints_per_rank[r]`` their fingerprints, in the same order.
+    ``fingerprints_per_rank[r]`` their fingerprints (``keys_per_rank[r]``
+    their engine keys), in the same order.
     Sync mode: every stream must be handed out on every rank and be at one
     position on all of them; the ranks that differ from the largest group of
     agreeing ranks (ties: the group holding the lowest rank) are named.
     Independent mode: no fingerprint may occur on two ranks (the same key and
-    position: those ranks would draw the same numbers).
+    position: those ranks would draw the same numbers), nor, when the keys
+    are given, a key at different positions (every stream of a key starts at
+    its first draw, so the rank behind repeats the draws of the rank ahead).
 
     >>> _find_problems("sync", [["dropout"], ["dropout"]], [[5], [6]])
     ["stream 'dropout' differs on rank 1 from rank 0"]
     >>> _find_problems("independent", [["dropout"], ["dropout"]], [[5], [5]])
     ["stream 'dropout' is at the same key and position on ranks [0, 1]: they draw the same numbers"]
+    >>> _find_problems("independent", [["dropout"], ["dropout"]], [[5], [6]], [[9], [9]])
+    ["stream 'dropout' is on the same key on ranks [0, 1] at 2 positions: their draws overlap (the rank behind repeats the draws of the rank ahead)"]
     """
     world = len(names_per_rank)
     problems = []
@@ -296,39 +385,62 @@ def _find_problems(mode, names_per_rank, fingerprints_per_rank):
                 problems.append(f"stream {name!r} differs on {_ranks(others)} from "
                                 f"{_ranks(agreeing)}{extra}")
         return problems
+    if keys_per_rank is None:
+        keys_per_rank = fingerprints_per_rank  # equal states: at least the same key
     where = {}
     for r in range(world):
-        for name, fp in zip(names_per_rank[r], fingerprints_per_rank[r]):
-            where.setdefault(fp, []).append((r, name))
-    for fp, places in sorted(where.items(), key=lambda item: item[1]):
-        if len({r for r, _ in places}) < 2:
-            continue
-        names = {name for _, name in places}
-        if len(names) == 1:
-            problems.append(f"stream {next(iter(names))!r} is at the same key and position on "
-                            f"ranks {sorted(r for r, _ in places)}: they draw the same numbers")
-        else:
-            listed = ", ".join(f"rank {r} {name!r}" for r, name in sorted(places))
-            problems.append(f"streams {listed} are at the same key and position: "
-                            "they draw the same numbers")
+        for name, fp, key in zip(names_per_rank[r], fingerprints_per_rank[r], keys_per_rank[r]):
+            where.setdefault(key, {}).setdefault(fp, []).append((r, name))
+    for positions in sorted(where.values(), key=lambda p: sorted(sum(p.values(), []))):
+        for places in sorted(positions.values()):
+            if len({r for r, _ in places}) >= 2:
+                problems.append(_shared_line(places, "same key and position", "",
+                                             "they draw the same numbers"))
+        places = sorted(sum(positions.values(), []))
+        if len(positions) > 1 and len({r for r, _ in places}) >= 2:
+            problems.append(_shared_line(
+                places, "same key", f" at {len(positions)} positions",
+                "their draws overlap (the rank behind repeats the draws of the rank ahead)"))
     return problems
+
+
+def _shared_line(places, shared, detail, consequence):
+    """A problem line for the streams ``places`` [(rank, name)] sharing ``shared``."""
+    names = sorted({name for _, name in places})
+    if len(names) == 1:
+        verb = "is at the" if shared.endswith("position") else "is on the"
+        ranks = sorted({r for r, _ in places})
+        return f"stream {names[0]!r} {verb} {shared} on ranks {ranks}{detail}: {consequence}"
+    verb = "are at the" if shared.endswith("position") else "are on the"
+    listed = ", ".join(f"rank {r} {name!r}" for r, name in places)
+    return f"streams {listed} {verb} {shared}{detail}: {consequence}"
 
 
 def check_consistency(name=None, group=None):
     """Check that the ranks' streams are in step (sync) or apart (independent); a collective.
 
-    ``name`` None checks every stream the manager handed out, otherwise that
-    one; ``group`` None is the group ``init_seeds`` used.  Each rank sends a
-    64-bit fingerprint of each stream's key and position (``SeedManager.fingerprint``)
-    and one of its list of names.  Sync mode: a stream at another position on
-    some ranks (a rank skipped or added a draw), or missing on some, is an
-    error; independent mode: two ranks at the same key and position is an
-    error.  Every rank raises the same ConsistencyError naming the streams and
-    ranks; ranks with no manager installed make every rank raise RuntimeError.
+    ``name`` None checks every stream the manager handed out (or loaded),
+    otherwise that one.  ``group`` None checks the group ``init_seeds`` used,
+    and is then called by every rank of the job: the first exchange runs on
+    the default group, so a rank with no manager, or ranks whose init_seeds
+    groups do not agree, are reported on every rank instead of one rank
+    checking alone while another waits.  Each rank sends, per stream, a
+    64-bit fingerprint of its key and position (``SeedManager.fingerprint``;
+    sync mode) or its engine key (``SeedManager.engine_key``; independent
+    mode), and one of its list of names.  Sync mode: a stream at another
+    position on some ranks (a rank skipped or added a draw), or missing on
+    some, is an error; independent mode: two ranks on the same key is an
+    error, at the same position (they draw the same numbers) or not (their
+    draws overlap).  Every rank raises the same ConsistencyError naming the
+    streams and ranks; ranks with no manager installed make every rank raise
+    RuntimeError, and a rank that fails before the exchange raises its own
+    error while the others raise ``PeerError`` naming it.
 
-    Cost: one all_reduce of 8 bytes and one all_gather of 8 * (K + 2) bytes
-    per rank, K the largest number of streams on a rank; when the ranks' name
-    lists differ, one all_gather_object of the lists as well.
+    Cost: one all_gather of 32 bytes (flag, k, group) and one of 8 * (K + 2)
+    bytes per rank, K the largest number of streams on a rank; when the
+    ranks' name lists differ, one all_gather_object of the lists as well;
+    in independent mode, when a key occurs on two ranks, one all_gather of
+    8 * K bytes (the fingerprints).
 
     Returns ``{"mode", "world_size", "names", "bytes_per_rank"}``: the names
     this rank checked and the bytes it sent in the all_gather.
@@ -343,41 +455,65 @@ def check_consistency(name=None, group=None):
     {'mode': 'sync', 'world_size': 1, 'names': ('dropout', 'init'), 'bytes_per_rank': 32}
     >>> dist.destroy_process_group()
     """
-    if name is not None:
-        name = stream_name(name)
+    refused = None  # this rank's own error, raised after the first exchange
+    try:
+        if name is not None:
+            name = stream_name(name)
+    except TypeError as err:
+        refused = err
     manager = _MANAGER
-    if manager is None:
-        try:
-            dist = _torch_distributed()
-        except RuntimeError as err:
-            raise RuntimeError(f"call init_seeds first: no SeedManager is installed ({err})") from None
-    else:
+    try:
         dist = _torch_distributed()
+    except RuntimeError as err:
+        if refused is not None:
+            raise refused from None
+        if manager is None:
+            raise RuntimeError(f"call init_seeds first: no SeedManager is installed ({err})") from None
+        raise
+    # The first exchange runs on the group named, else on the default group, which every
+    # rank knows: also a rank with no manager, or one seeded on a sub-group (spec 7.4).
+    rank, world = _membership_or(dist, group, refused)
+    checked = group if group is not None else (_GROUP if manager is not None else None)
+    mode_code, names, sent, fingerprints, identity, size = _NO_MANAGER, [], [], [], 0, 0
+    if refused is None and manager is not None:
+        try:
+            mode_code = _MODE_CODE[manager.mode]
+            held = manager.names()
+            names = sorted(held) if name is None else [n for n in (name,) if n in held]
+            fingerprints = [manager.fingerprint(n) for n in names]
+            # Independent mode compares keys: two ranks on one key overlap at any positions.
+            sent = ([manager.engine_key(n) for n in names] if manager.mode == "independent"
+                    else fingerprints)
+            identity, size = _group_identity(dist, checked)
+        except Exception as err:  # whatever it is, the other ranks must hear of it
+            refused = err
+    flag = _REFUSED if refused is not None else _ABSENT if manager is None else _OK
+    first = _all_gather_u64(dist, group, world, [flag, len(names), identity, size],
+                            _collective_device(group))
+    if refused is not None:
+        raise refused
+    flags = [int(f) for f in first[:, 0]]
+    elsewhere = _refused_elsewhere("check_consistency", flags, world,
+                                   "its stream name, or its streams' states")
+    if elsewhere is not None:
+        raise elsewhere
+    absent = [r for r in range(world) if flags[r] == _ABSENT]
+    if absent:
+        verb = "has" if len(absent) == 1 else "have"
+        raise RuntimeError(f"call init_seeds first: {_ranks(absent)} of {world} {verb} no "
+                           "SeedManager installed (init_seeds is a collective: call it on every rank)")
     if group is None:
-        group = _GROUP
-    rank, world = _membership(dist, group)
-
-    if manager is None:
-        mode_code, names = _NO_MANAGER, []
+        _check_groups_partition(first)
+        mates = [r for r in range(world) if int(first[r, 2]) == identity]
+        rank, world = _membership(dist, checked)
     else:
-        mode_code = _MODE_CODE[manager.mode]
-        held = manager.names()
-        names = sorted(held) if name is None else [n for n in (name,) if n in held]
-    fingerprints = [manager.fingerprint(n) for n in names]
-
-    import torch
-    device = _collective_device(group)
-    longest = torch.tensor([len(names)], dtype=torch.int64, device=device)
-    dist.all_reduce(longest, op=dist.ReduceOp.MAX, group=group)
-    width = int(longest.item())
-    row = [mode_code, _names_digest(names)] + fingerprints + [0] * (width - len(names))
-    gathered = _all_gather_u64(dist, group, world, row, device)
+        mates = range(world)
+    width = max(int(first[r, 1]) for r in mates)
+    device = _collective_device(checked)
+    row = [mode_code, _names_digest(names)] + sent + [0] * (width - len(names))
+    gathered = _all_gather_u64(dist, checked, world, row, device)
 
     codes = [int(c) for c in gathered[:, 0]]
-    absent = [r for r in range(world) if codes[r] == _NO_MANAGER]
-    if absent:
-        raise RuntimeError(f"call init_seeds first: {_ranks(absent)} of {world} have no "
-                           "SeedManager installed (init_seeds is a collective: call it on every rank)")
     if len(set(codes)) > 1:
         by_mode = {}
         for r, c in enumerate(codes):
@@ -392,12 +528,63 @@ def check_consistency(name=None, group=None):
     else:
         # Only the digests travelled; fetch the lists themselves to name the streams.
         names_per_rank = [None] * world
-        dist.all_gather_object(names_per_rank, names, group=group)
-    fingerprints_per_rank = [[int(v) for v in gathered[r, 2:2 + len(names_per_rank[r])]]
-                             for r in range(world)]
-    problems = _find_problems(mode, names_per_rank, fingerprints_per_rank)
+        dist.all_gather_object(names_per_rank, names, group=checked)
+    sent_per_rank = [[int(v) for v in gathered[r, 2:2 + len(names_per_rank[r])]]
+                     for r in range(world)]
+    if mode == "sync":
+        problems = _find_problems(mode, names_per_rank, sent_per_rank)
+    elif _key_on_two_ranks(sent_per_rank):
+        # Rare: tell equal positions (the same numbers) from overlapping ones.
+        more = _all_gather_u64(dist, checked, world, fingerprints + [0] * (width - len(names)),
+                               device)
+        fingerprints_per_rank = [[int(v) for v in more[r, :len(names_per_rank[r])]]
+                                 for r in range(world)]
+        problems = _find_problems(mode, names_per_rank, fingerprints_per_rank, sent_per_rank)
+    else:
+        problems = []
     if problems:
         raise ConsistencyError(f"check_consistency ({mode} mode, {world} ranks): "
                                + "; ".join(problems), problems)
     return {"mode": mode, "world_size": world, "names": tuple(names),
             "bytes_per_rank": 8 * (width + 2)}
+
+
+def _group_identity(dist, group):
+    """(a uint64 naming ``group``: SHA-256 of its name and global ranks, its size)."""
+    group = group if group is not None else dist.group.WORLD
+    members = dist.get_process_group_ranks(group)
+    h = hashlib.sha256(str(getattr(group, "group_name", "")).encode("utf-8") + b"\x00")
+    for r in members:
+        h.update(int(r).to_bytes(8, "little"))
+    return int.from_bytes(h.digest()[:8], "little"), len(members)
+
+
+def _check_groups_partition(first):
+    """Raise on every rank unless the groups the ranks check (their init_seeds groups)
+    are each checked by all of their members, so that no rank waits in one of them.
+
+    ``first[r]`` is world rank r's (flag, k, group identity, group size): the ranks
+    naming one identity hold the same member list and belong to it, so they are
+    all of its members exactly when they are as many as its size.
+    """
+    by_group = {}
+    for r in range(first.shape[0]):
+        by_group.setdefault(int(first[r, 2]), []).append(r)
+    short = [(ranks, int(first[ranks[0], 3])) for ranks in by_group.values()
+             if len(ranks) != int(first[ranks[0], 3])]
+    if short:
+        listed = "; ".join(f"{_ranks(ranks)} seeded on a group of {size} ranks, of which "
+                           f"{len(ranks)} check with it" for ranks, size in short)
+        raise RuntimeError(f"check_consistency: the ranks' init_seeds groups do not agree: "
+                           f"{listed} (call init_seeds with one group on all of its members, "
+                           "or pass group=)")
+
+
+def _key_on_two_ranks(keys_per_rank):
+    """Whether some key occurs on two ranks."""
+    seen = {}
+    for r, keys in enumerate(keys_per_rank):
+        for k in keys:
+            if seen.setdefault(k, r) != r:
+                return True
+    return False
