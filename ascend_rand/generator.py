@@ -154,15 +154,37 @@ class Generator:
         return f"Generator(engine={self._engine!r}, backend={self._backend.name!r})"
 
     def _draw(self, plan):
-        """The general path: reserve the plan's words from the engine, run the plan."""
+        """The general path: allocate, reserve the plan's words from the engine, run the plan.
+
+        A draw that fails reserves nothing (docs/spec.md 2.2): what it allocates is
+        allocated before the reservation, and a failure after it gives a Philox
+        offset back (``_give_back``).
+        """
         backend = self._backend
-        key, counter, words = self._engine.reserve(plan, backend)
-        if words is None:
-            return backend.run(plan, key, counter)
-        kernel = self._engine.kernel(plan.kernel)
-        if kernel != plan.kernel:
-            plan = plan.with_kernel(kernel)
-        return backend.run(plan, key, counter, words)
+        engine = self._engine
+        output = backend.prepare(plan)
+        key, counter, words = engine.reserve(plan, backend)
+        try:
+            if words is None:
+                return backend.run(plan, key, counter, None, output)
+            kernel = engine.kernel(plan.kernel)
+            if kernel != plan.kernel:
+                plan = plan.with_kernel(kernel)
+            return backend.run(plan, key, counter, words, output)
+        except BaseException:
+            if words is None:
+                _give_back(engine, counter)
+            raise
+
+    def _skip(self, plan):
+        """Move on exactly as a draw of ``plan`` would, computing and allocating nothing:
+        the draw into a meta tensor (docs/spec.md 2.4).  A Philox reservation names a
+        counter only; an engine that hands out words skips them (``MT19937.skip``)."""
+        skip = getattr(self._engine, "skip", None)
+        if skip is not None:
+            skip(plan)
+        else:
+            self._engine.reserve(plan, self._backend)
 
     # -- draws -------------------------------------------------------------------------------
     # Each method looks its plan up first (``plan_get``: only keys of exact-typed
@@ -438,6 +460,29 @@ class Generator:
         ['x', 'z', 'x', 'z', 'x', 'y']
         """
         return self._draw(plan_choice(a, size, replace, p))
+
+
+# A Philox position counts words from counter (0, 0): offset * 2**66 + words (engines/philox.py).
+_WORDS_PER_OFFSET = 1 << 66
+
+
+def _give_back(engine, counter):
+    """Return the Philox offset ``counter[1]`` a failed draw reserved (docs/spec.md 2.2).
+
+    Only while the engine still stands just after that reservation (no draw and no
+    word read since, so nothing else holds a later offset): the offset then is the
+    next draw's again, and a retried draw gives the numbers the failed one would
+    have.  Otherwise the offset stays spent: giving it back could hand it out twice.
+    A reservation that skipped the rest of a subsequence the word interface had
+    partly read leaves the engine at the start of the reserved one, which the retry
+    takes, as the failed draw did.
+    """
+    if not hasattr(engine, "_position"):  # an engine without Philox's positions
+        return
+    offset = counter[1]
+    with engine.lock:
+        if engine._position() == (offset + 1) * _WORDS_PER_OFFSET:
+            engine._set_position(offset * _WORDS_PER_OFFSET)
 
 
 def _restore(engine, backend, device=None):

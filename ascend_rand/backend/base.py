@@ -12,6 +12,7 @@ state kernels (``mt19937_*``) update an engine's (key, pos) arrays in place;
 import numpy as np
 
 from .. import _dtypes
+from . import torch_out
 
 _NUMPY = _dtypes.NUMPY
 _BITS_VIEW = _dtypes.BITS_VIEW
@@ -176,10 +177,28 @@ class Backend:
         """
         raise NotImplementedError
 
-    def run(self, plan, key, counter, words=None):
+    def prepare(self, plan):
+        """Everything a run of ``plan`` allocates (its output above all), as the ``output``
+        argument of ``run``: a Generator calls it before it reserves the draw's offset,
+        so a draw that cannot be allocated reserves nothing (docs/spec.md 2.2).  The
+        form is the backend's own; ``run`` calls it itself when given none.
+
+        >>> from ascend_rand.backend import resolve
+        >>> from ascend_rand.distributions.uniform import plan_integers
+        >>> b = resolve("numpy")
+        >>> plan = plan_integers(3, "int64", 0, 100, False)
+        >>> output = b.prepare(plan)  # the draw's memory, before any reservation
+        >>> b.run(plan, 42, (0, 0), output=output).tolist()
+        [61, 7, 98]
+        """
+        return None
+
+    def run(self, plan, key, counter, words=None, output=None):
         """Fill ``plan.out`` (or a new array) by ``plan.kernel``; return the result.
 
-        A Generator draw is ``run(plan, *engine.reserve(plan, backend))``:
+        ``output`` is ``prepare(plan)``'s (None: prepared here).  A Generator draw is
+        ``run(plan, *engine.reserve(plan, backend), output)`` with ``output``
+        prepared before the reservation:
 
         >>> import ascend_rand as ar
         >>> from ascend_rand.backend import resolve
@@ -304,6 +323,8 @@ class HostBackend(Backend):
         """``out`` may be a NumPy array, a CPU torch tensor or any DLPack array in host
         memory: the draw writes into its memory and returns ``out`` itself."""
         if not isinstance(out, np.ndarray):
+            if torch_out.is_tensor(out):  # torch's in-place rules (backend/torch_out.py)
+                torch_out.check_writable(out, what)
             out = host_view(out, what)
         want = _dtypes.NUMPY[dtype]
         if out.dtype != want:
@@ -316,31 +337,46 @@ class HostBackend(Backend):
             raise ValueError(f"{what}: out must be C-contiguous (strides {out.strides})")
         return tuple(out.shape)
 
-    def run(self, plan, key, counter, words=None):
+    def prepare(self, plan):
+        """(flat, into, tensor, fresh): the flat array the kernel fills; an array to copy
+        it into afterwards, or None; the caller's torch tensor, whose write autograd must
+        learn of (backend/torch_out.py), or None; and whether ``flat`` is a fresh array
+        that ``out.copy_`` takes in through autograd."""
         out = plan.out
         if out is None:  # allocated flat; shaped on the way out
-            flat = out = np.empty(plan.count, dtype=_NUMPY[plan.dtype])
-        elif isinstance(out, np.ndarray):
-            flat = out.reshape(-1)
-        else:  # a torch tensor or DLPack array (checked): filled through a view, returned itself
+            return np.empty(plan.count, dtype=_NUMPY[plan.dtype]), None, None, False
+        if isinstance(out, np.ndarray):
+            flat, tensor = out.reshape(-1), None
+        else:  # a torch tensor or DLPack array (checked): filled through a view
             flat = host_view(out, plan.kernel).reshape(-1)
+            tensor = out if torch_out.is_tensor(out) else None
+            if tensor is not None and torch_out.recorded(tensor):
+                return np.empty_like(flat), None, tensor, True
+        # The native kernels store whole items and refuse memory not aligned to the
+        # item size (docs/robustness.md); an out at an odd address (a view into a byte
+        # buffer) is filled through an aligned buffer, with the same bits (spec 9).
+        if plan.count and not flat.flags.aligned:
+            return np.empty_like(flat), flat, tensor, False
+        return flat, None, tensor, False
+
+    def run(self, plan, key, counter, words=None, output=None):
+        flat, into, tensor, fresh = self.prepare(plan) if output is None else output
         if plan.count:
             bits = _BITS_VIEW.get(plan.dtype)
             fn = self._fns.get(plan.kernel) or self.kernel(plan.kernel)
-            # The native kernels store whole items and refuse memory not aligned to the
-            # item size (docs/robustness.md); an out at an odd address (a view into a byte
-            # buffer) is filled through an aligned buffer, with the same bits (spec 9).
-            target, flat = (flat, np.empty_like(flat)) if not flat.flags.aligned else (None, flat)
             if words is None:
                 fn(flat if bits is None else flat.view(bits), key, counter[0], counter[1],
                    *plan.params)
             else:
                 fn(flat if bits is None else flat.view(bits), key, counter[0], counter[1],
                    *plan.params, words=words)
-            if target is not None:
-                target[...] = flat
-        if plan.reshape and plan.out is None:
-            out = out.reshape(plan.shape)
+            if into is not None:
+                into[...] = flat
+        if tensor is not None:
+            torch_out.written(tensor, flat if fresh else None)
+        out = plan.out
+        if out is None:
+            out = flat.reshape(plan.shape) if plan.reshape else flat
         if plan.finish is not None:
             return plan.finish(self, out)
         return out[()] if plan.scalar else out

@@ -81,6 +81,10 @@ def _build_error():
     return text.strip().splitlines()[-1] if text.strip() else None
 
 
+# The one kernel of the one-call path that allocates after the call reserved its offset
+# (a table of 16 bytes per member): larger permutations take the general path, where a
+# failed allocation gives the reservation back (generator.py, docs/spec.md 2.2).
+_SMALL_PERMUTATION = 1 << 16
 _FORMATS = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3}
 _METHODS = {"ziggurat": 0, "box_muller": 1}
 
@@ -113,7 +117,7 @@ def fast_form(plan):
         code, args = 5, (p[0],)
     elif k == "bernoulli_packed" and p[2] is None:
         code, args = 6, (p[0], p[1])
-    elif k == "permutation":
+    elif k == "permutation" and p[0] <= _SMALL_PERMUTATION:
         code, args = 7, p
     else:
         return False
@@ -156,18 +160,24 @@ class NativeBackend(HostBackend):
     def set_num_threads(self, n):
         _native.set_num_threads(n)
 
-    def run(self, plan, key, counter, words=None):
+    def prepare(self, plan):
+        if plan.fast is None:  # the small-draw path takes the plan from now on
+            plan.fast = fast_form(plan)
+        return super().prepare(plan)
+
+    def run(self, plan, key, counter, words=None, output=None):
         # Plans of the common kernels go to the kernel in one native call that
         # allocates, fills and shapes the output (csrc/python/bindings_fast.cpp); the
-        # rest, and engine words, take the general path.
-        if words is None:
+        # rest, engine words and a prepared output (a Generator's draw, allocated
+        # before its reservation) take the general path.
+        if words is None and output is None:
             if plan.fast is None:
                 plan.fast = fast_form(plan)
             if plan.fast:
                 result = _native.stateless_draw(key, counter, plan)
                 if result is not None:
                     return result
-        return super().run(plan, key, counter, words)
+        return super().run(plan, key, counter, words, output)
 
     def small_draw(self, engine):
         # A Philox Generator's draws: one native call reserves the offset under the

@@ -24,6 +24,7 @@ import json
 import numpy as np
 
 from .. import _dtypes
+from . import torch_out
 from .base import DRAW_KERNELS, Backend, host_view
 
 _OP = "ascend_rand::fill_"
@@ -197,6 +198,35 @@ def _npu_state():
     return True, None
 
 
+# Devices found usable (``_unusable``): checked once a process.
+_USABLE = {"cpu"}
+
+
+def _unusable(torch, dev):
+    """Why torch cannot make tensors on ``dev`` here, or None when it can.
+
+    torch's own answers are an AssertionError (a CUDA-less build), a
+    NotImplementedError (a device type with no kernels here: "xla" without
+    torch_xla), a RuntimeError (an index past the last device) or an ImportError;
+    a ValueError naming the device, when the Generator is made, says it instead
+    (Backend.on).  The check is an empty tensor there.
+    """
+    if dev.type == "cuda":
+        if not torch.backends.cuda.is_built():
+            return "it was built without CUDA (a CPU-only torch)"
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if not count:
+            return "no CUDA device is visible (torch.cuda.is_available() is False)"
+        if dev.index is not None and dev.index >= count:
+            return f"it sees {count} CUDA device(s), so the indices are 0..{count - 1}"
+    try:
+        torch.empty(0, device=dev)
+    except (AssertionError, NotImplementedError, RuntimeError, ImportError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return f"it has no {dev.type!r} device here ({type(exc).__name__}: {reason})"
+    return None
+
+
 class TorchBackend(Backend):
     """torch tensors on ``device`` (default "cpu"); the same bits as the native backend.
 
@@ -253,7 +283,19 @@ class TorchBackend(Backend):
             dev = torch.device(device)
         except (RuntimeError, TypeError) as exc:
             raise ValueError(f"device {device!r} is not a torch device ({exc})") from None
-        return type(self)(str(dev), self._cpu_kernels)
+        name = str(dev)
+        if dev.type == "meta":
+            raise ValueError(f"device {device!r} holds no values, so nothing can be drawn there; "
+                             "ascend_rand.torch's init functions, reset_parameters and dropout "
+                             "leave meta tensors as they are and move the Generator as a real "
+                             "draw would (docs/spec.md 2.4)")
+        if name not in _USABLE:
+            why = _unusable(torch, dev)
+            if why is not None:
+                raise ValueError(f"device {device!r} cannot be used by this torch "
+                                 f"({torch.__version__}): {why}")
+            _USABLE.add(name)
+        return type(self)(name, self._cpu_kernels)
 
     def _torch_device(self):
         return _torch().device(self.device)
@@ -297,30 +339,53 @@ class TorchBackend(Backend):
             raise ValueError(f"{what}: out has shape {tuple(out.shape)}, expected {shape}")
         if not out.is_contiguous():
             raise ValueError(f"{what}: out must be contiguous (strides {tuple(out.stride())})")
+        if out.is_meta:
+            raise ValueError(f"{what}: out is a meta tensor, which holds no values to draw "
+                             "into (ascend_rand.torch.init leaves meta tensors as they are)")
+        torch_out.check_writable(out, what)
         return tuple(out.shape)
 
-    def run(self, plan, key, counter, words=None):
+    def prepare(self, plan):
+        """(out, flat, fresh, params): the result tensor (a new one, or the caller's), the
+        flat tensor the kernel fills, whether ``flat`` is a fresh tensor that
+        ``out.copy_`` takes in through autograd (backend/torch_out.py), and the plan's
+        array parameters on flat's device (None on the host path)."""
         torch = _torch()
         out = plan.out
+        fresh = False
         if out is None:
             device = self._torch_device()
-            out = (empty_cpu(plan.count, plan.dtype) if device.type == "cpu" else
-                   torch.empty(plan.count, dtype=torch_dtype(plan.dtype), device=device))
-        flat = out.detach().view(-1)
+            out = flat = (empty_cpu(plan.count, plan.dtype) if device.type == "cpu" else
+                          torch.empty(plan.count, dtype=torch_dtype(plan.dtype), device=device))
+        elif torch_out.recorded(out):
+            flat = torch.empty(plan.count, dtype=out.dtype, device=out.device)
+            fresh = True
+        else:
+            flat = out.detach().view(-1)
+        params = None
+        if plan.count and not (flat.device.type == "cpu" and self._cpu_kernels == "host"):
+            params = [torch.as_tensor(p if p.flags.writeable else p.copy(), device=flat.device)
+                      if isinstance(p, np.ndarray) else p for p in plan.params]
+        return out, flat, fresh, params
+
+    def run(self, plan, key, counter, words=None, output=None):
+        torch = _torch()
+        out, flat, fresh, params = self.prepare(plan) if output is None else output
         if plan.count:
-            if flat.device.type == "cpu" and self._cpu_kernels == "host":
+            if params is None:
                 fill_cpu(flat, plan.kernel, key, counter, plan.params, words)
             else:
-                params = [torch.as_tensor(p if p.flags.writeable else p.copy(), device=flat.device)
-                          if isinstance(p, np.ndarray) else p for p in plan.params]
                 fn = self.kernel(plan.kernel)
                 if words is None:
                     fn(flat, key, counter[0], counter[1], *params)
                 else:
                     w = torch.from_numpy(np.asarray(words, dtype=np.int64)).to(flat.device)
                     fn(flat, key, counter[0], counter[1], *params, words=w)
-        if plan.out is None and (plan.reshape or plan.scalar):
-            out = out.reshape(plan.shape)
+        if plan.out is None:
+            if plan.reshape or plan.scalar:
+                out = out.reshape(plan.shape)
+        else:
+            torch_out.written(plan.out, flat if fresh else None)
         if plan.finish is not None:
             return plan.finish(self, out)
         return out

@@ -272,16 +272,41 @@ class MT19937(Engine):
         >>> key == e.retry_key, counter, words.tolist()
         (True, (0, 0), [3499211612, 581869302, 3890346734])
         """
+        words = backend.words(plan.words)  # before anything moves: a failed draw takes nothing
         with self.lock:
             offset = self._offset
             if offset >= _validate.U64_LIMIT:
                 raise OverflowError(
                     "this engine has made 2**64 Generator draws; its retry counter is used up")
             self._offset = offset + 1
-            words = backend.words(plan.words)
             if plan.words:
                 backend.kernel("mt19937_fill")(words, self._key, self._pos)
         return self._retry_key, (0, offset), words
+
+    def skip(self, plan):
+        """Move on exactly as ``reserve(plan, ...)`` would, making no word (a draw into a
+        meta tensor, docs/spec.md 2.4): each stream jumps its share of the draw's words.
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.distributions.uniform import plan_raw
+        >>> e, f = ar.MT19937(5489, streams=3), ar.MT19937(5489, streams=3)
+        >>> _ = ar.Generator(engine=e).raw(10**6 + 1)
+        >>> f.skip(plan_raw(10**6 + 1, "uint32"))
+        >>> e.random_raw(4).tolist() == f.random_raw(4).tolist(), f.offset
+        (True, 1)
+        """
+        # Word i of a draw is stream i % S's: q words of every stream, then one more of
+        # the first r (a fill of r words does exactly that).
+        q, r = divmod(plan.words, self.streams)
+        rest = np.empty(r, dtype=np.uint32)
+        with self.lock:
+            if self._offset >= _validate.U64_LIMIT:
+                raise OverflowError(
+                    "this engine has made 2**64 Generator draws; its retry counter is used up")
+            self._offset += 1
+            if q:
+                self._backend.kernel("mt19937_advance")(self._key, self._pos, _limbs(q))
+            self._fill(rest)
 
     def kernel(self, name):
         """``"mt19937_uniform"`` for uniforms (numpy's conversions), else ``name``.

@@ -30,6 +30,7 @@ from ..backend.torch import empty_cpu
 from ..distributions.bernoulli import plan_dropout_mask, probability
 from ..distributions.uniform import in_dtype
 from ..engines import Philox
+from ..generator import _give_back
 from ._common import float_dtype_name, generator_or_default, host_tensor, is_tensor_backend
 
 MODES = ("packed", "regenerate")
@@ -174,6 +175,12 @@ class _DropoutFunction(torch.autograd.Function):
         n = x.numel()
         dtype_name = float_dtype_name(x, "x", "dropout")
         ctx.n, ctx.p, ctx.mode, ctx.dtype_name = n, p, mode, dtype_name
+        ctx.all_dropped = p == 1.0
+        if x.is_meta:
+            # No mask and no memory (torch's dropout on meta makes none either); the
+            # Generator moves on as the draw would (docs/spec.md 2.4).
+            generator._skip(plan_dropout_mask((n,), p))
+            return torch.empty_like(x)
         if mode == "packed":
             mask = _draw_mask(generator, n, p, x.device)
         else:
@@ -181,24 +188,33 @@ class _DropoutFunction(torch.autograd.Function):
             backend = generator.backend
             ctx.stream = (key, counter, backend,
                           generator.device if is_tensor_backend(backend) else None)
-        if p == 1.0:  # every element dropped: the draw is made, nothing is kept
-            ctx.all_dropped = True
+        if ctx.all_dropped:  # every element dropped: the draw is made, nothing is kept
             return torch.zeros_like(x)
-        ctx.all_dropped = False
         if mode == "packed":
             ctx.save_for_backward(mask)
-        else:
-            mask = _regenerate_mask(*ctx.stream[:2], n, p, x.device, *ctx.stream[2:])
-        ctx.scale = _scale(p, dtype_name)
+            return _DropoutFunction._masked(ctx, x, mask)
+        try:
+            return _DropoutFunction._masked(
+                ctx, x, _regenerate_mask(*ctx.stream[:2], n, p, x.device, *ctx.stream[2:]))
+        except BaseException:  # a failed call reserves nothing (docs/spec.md 2.2)
+            _give_back(generator.engine, counter)
+            raise
+
+    @staticmethod
+    def _masked(ctx, x, mask):
+        """x with ``mask`` and the scale applied: the forward's result."""
+        ctx.scale = _scale(ctx.p, ctx.dtype_name)
         if x.device.type == "npu":
-            return _apply_npu(x, mask, p, backward=False)
-        return _apply(x, mask, ctx.scale, dtype_name)
+            return _apply_npu(x, mask, ctx.p, backward=False)
+        return _apply(x, mask, ctx.scale, ctx.dtype_name)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
         if ctx.all_dropped:
             return torch.zeros_like(grad), None, None, None
+        if grad.is_meta:
+            return torch.empty_like(grad), None, None, None
         if ctx.mode == "packed":
             (mask,) = ctx.saved_tensors
         else:
@@ -264,7 +280,9 @@ def dropout(x, p=0.5, training=True, generator=None, mode="packed"):
     Otherwise every call makes exactly one draw, whatever x's size: an empty
     ``x`` too (torch draws nothing there), and ``p=1``, which returns zeros
     (as torch does, but +0 everywhere) and backward zeros; so annealing p up
-    to 1 does not shift the masks of later calls.  Double backward is not
+    to 1 does not shift the masks of later calls.  A meta ``x`` gives a meta
+    result and draws no mask and uses no memory, but the Generator moves on as
+    that one draw would (docs/spec.md 2.4).  Double backward is not
     supported (the backward is once differentiable).
 
     >>> import torch, ascend_rand as ar

@@ -10,6 +10,11 @@ where the Generator draws (the host; a torch-backend Generator's device), and
 copies it into the tensor: the values depend on the Generator only, never on
 the tensor's device, and torch's random state is untouched.
 Element i of the draw fills element i of the tensor in row-major order.
+A meta tensor (``torch.device("meta")``, deferred initialisation) is left as
+it is, as torch.nn.init leaves it: nothing is drawn and no memory is used, and
+the Generator moves on exactly as the draw would have moved it (docs/spec.md
+2.4), so a model materialised later and initialised then gets the values of a
+run on a real device.
 
 The deterministic initialisers (``constant_``, ``ones_``, ``zeros_``,
 ``eye_``, ``dirac_``) and ``calculate_gain`` are torch's own, re-exported so
@@ -28,6 +33,8 @@ import torch
 from torch.nn.init import calculate_gain, constant_, dirac_, eye_, ones_, zeros_
 
 from .. import _validate, init_rules
+from ..distributions.normal import plan_normal, plan_truncated_normal
+from ..distributions.uniform import plan_uniform
 from ._common import float_dtype_name, from_float64, generator_or_default, host_tensor
 
 __all__ = [
@@ -47,6 +54,27 @@ def _draw(generator, method, shape, dtype_name, **params):
     every backend draws the same bits, so the values never depend on where.
     """
     return host_tensor(getattr(generator, method)(size=shape, dtype=dtype_name, **params))
+
+
+# The plan each Generator method builds for these draws (generator.py), for ``_skip``.
+_PLAN_OF = {
+    "uniform": lambda size, dtype, low, high: plan_uniform(size, dtype, low, high),
+    "normal": lambda size, dtype, loc=0.0, scale=1.0: plan_normal(size, dtype, loc, scale,
+                                                                  "ziggurat"),
+    "truncated_normal": lambda size, dtype, loc, scale, a, b: plan_truncated_normal(
+        size, dtype, loc, scale, a, b),
+}
+
+
+def _skip(generator, method, shape, dtype_name, **params):
+    """The draw into a meta tensor: no value and no memory, as torch.nn.init on meta.
+
+    The Generator moves on exactly as ``_draw`` would move it (docs/spec.md 2.4:
+    one offset for Philox, the draw's words for MT19937), so later draws, and a
+    model materialised later and initialised again, see the offsets of a run on a
+    real device.  The arguments are checked as the draw checks them.
+    """
+    generator._skip(_PLAN_OF[method](shape, dtype_name, **params))
 
 
 def _fill_(tensor, values):
@@ -87,6 +115,9 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     if a == b:
         with torch.no_grad():
             return tensor.fill_(a)
+    if tensor.is_meta:
+        _skip(generator, "uniform", tuple(tensor.shape), dtype_name, low=a, high=b)
+        return tensor
     return _fill_(tensor, _draw(generator, "uniform", tuple(tensor.shape), dtype_name,
                                 low=a, high=b))
 
@@ -103,6 +134,9 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     True
     """
     dtype_name, generator = _prepare(tensor, generator, "normal_")
+    if tensor.is_meta:
+        _skip(generator, "normal", tuple(tensor.shape), dtype_name, loc=mean, scale=std)
+        return tensor
     return _fill_(tensor, _draw(generator, "normal", tuple(tensor.shape), dtype_name,
                                 loc=mean, scale=std))
 
@@ -129,6 +163,10 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     dtype_name, generator = _prepare(tensor, generator, what)
     mean, std, a_std, b_std, low, high = init_rules.trunc_normal_bounds(
         mean, std, a, b, dtype_name, what)
+    if tensor.is_meta:
+        _skip(generator, "truncated_normal", tuple(tensor.shape), dtype_name,
+              loc=mean, scale=std, a=a_std, b=b_std)
+        return tensor
     values = _draw(generator, "truncated_normal", tuple(tensor.shape), dtype_name,
                    loc=mean, scale=std, a=a_std, b=b_std)
     return _fill_(tensor, values.clamp_(low, high))
@@ -223,6 +261,9 @@ def orthogonal_(tensor, gain=1, generator=None):
     rows, cols = init_rules.orthogonal_shape(tensor.shape)
     gain = _validate.finite_float(gain, "gain")
     if tensor.numel() == 0:
+        return tensor
+    if tensor.is_meta:
+        _skip(generator, "normal", (rows, cols), "float64")
         return tensor
     normal = _draw(generator, "normal", (rows, cols), "float64").cpu().numpy()
     q = init_rules.orthogonal_matrix(normal, gain)
