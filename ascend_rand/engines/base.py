@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _validate
 from ..seeding.derive import derive
+from . import numpy_protocol
 
 
 def entropy_words(count):
@@ -255,11 +256,93 @@ class Engine:
         """A new capsule (called once, with ``self.lock`` held)."""
         raise NotImplementedError
 
-    def random_raw(self, size=None, output=True):
-        """The next words as uint32 (numpy's BitGenerator.random_raw, 32-bit words).
+    _ctypes = _cffi = None  # numpy's interfaces over the capsule, made on first use
+
+    @property
+    def ctypes(self):
+        """numpy's ctypes ``interface(state_address, state, next_uint64, next_uint32,
+        next_double, bit_generator)`` over the capsule's ``bitgen_t`` (made once).
+
+        Its functions read and advance this engine's words, as numpy's do; like
+        numpy's, they take no lock (hold ``engine.lock`` if other threads draw).
 
         >>> import ascend_rand as ar
-        >>> ar.MT19937(5489).random_raw(2).tolist()
-        [3499211612, 581869302]
+        >>> e = ar.MT19937(5489)
+        >>> iface = e.ctypes
+        >>> iface.next_uint32(iface.state), int(e.random_raw())
+        (3499211612, 581869302)
+        >>> e.ctypes is iface
+        True
+        """
+        return self._interface("_ctypes", numpy_protocol.ctypes_interface)
+
+    @property
+    def cffi(self):
+        """numpy's cffi ``interface`` (the same fields as ``ctypes``); ImportError
+        without cffi, as numpy's.
+
+        >>> import ascend_rand as ar
+        >>> try:
+        ...     iface = ar.Philox(0).cffi
+        ... except ImportError:  # cffi is not installed: the ctypes one is the same
+        ...     iface = ar.Philox(0).ctypes
+        >>> hex(iface.next_uint32(iface.state))
+        '0x6627e8d5'
+        """
+        return self._interface("_cffi", numpy_protocol.cffi_interface)
+
+    def _interface(self, attribute, build):
+        made = getattr(self, attribute)
+        if made is None:
+            made = build(self.capsule, self)  # (the capsule takes the lock itself)
+            with self.lock:
+                if getattr(self, attribute) is None:
+                    setattr(self, attribute, made)
+                made = getattr(self, attribute)
+        return made
+
+    @property
+    def seed_seq(self):
+        """None: an engine is seeded from its integer seed (or key), not by a numpy
+        ``SeedSequence``, as numpy's MT19937 after ``_legacy_seeding``.  Children come
+        from ``spawn`` (docs/spec.md section 7.2), which numpy's ``Generator.spawn``
+        calls.
+
+        >>> import numpy as np, ascend_rand as ar
+        >>> print(ar.Philox(7).seed_seq)
+        None
+        >>> [c.bit_generator.seed for c in np.random.Generator(ar.Philox(7)).spawn(2)] == [
+        ...     ar.derive(7, 0), ar.derive(7, 1)]
+        True
+        """
+        return None
+
+    def _benchmark(self, cnt, method="uint64"):
+        """numpy's ``BitGenerator._benchmark``: ``cnt`` values through the bitgen
+        interface ("uint64": next_uint64, "double": next_double), for timing."""
+        cnt = _validate.integer(cnt, "cnt")
+        if cnt < 0:
+            raise ValueError(f"cnt must be >= 0, got {cnt}")
+        if method not in ("uint64", "double"):
+            raise ValueError(f"method must be 'uint64' or 'double', got {method!r}")
+        g = np.random.Generator(self)
+        if method == "uint64":  # the full uint64 range is next_uint64 itself
+            g.integers(0, 2**64, cnt, dtype=np.uint64)
+        else:
+            g.random(cnt)
+
+    def random_raw(self, size=None, output=True):
+        """The next words as **uint32** (numpy's ``BitGenerator.random_raw`` returns
+        uint64): an engine's words are 32 bits, and the values are numpy's (for
+        MT19937, numpy's ``random_raw`` holds one 32-bit word per uint64).  Use
+        ``.astype(np.uint64)`` where numpy's dtype is needed (docs/spec.md 2.6).
+
+        >>> import numpy as np, ascend_rand as ar
+        >>> ar.MT19937(5489).random_raw(2)
+        array([3499211612,  581869302], dtype=uint32)
+        >>> bits = np.random.MT19937()
+        >>> bits._legacy_seeding(5489)
+        >>> bits.random_raw(2)
+        array([3499211612,  581869302], dtype=uint64)
         """
         raise NotImplementedError

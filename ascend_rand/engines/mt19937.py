@@ -12,6 +12,7 @@ retry region of its rejection samplers by ``retry_key`` and the count of
 draws made (``offset``), both part of the state (docs/spec.md section 6.9).
 """
 
+import contextlib
 import hashlib
 import operator
 from collections.abc import Sequence
@@ -154,6 +155,23 @@ def _positions(pos, streams):
             raise ValueError(f"state['pos'][{s}] must be in [0, {WORDS}], got {p}")
         out.append(p)
     return np.array(out, dtype=np.int64)
+
+
+def _state_from_numpy(state):
+    """Our one-stream state dict of numpy's ``{'bit_generator': 'MT19937', 'state':
+    {'key', 'pos'}}`` (RandomState adds 'has_gauss' and 'gauss', its own: ignored).
+    No retry_key and offset: they are derived and 0, as for any state without them."""
+    if state.get("bit_generator") != "MT19937":
+        raise ValueError(
+            f"state['bit_generator'] must be 'MT19937', got {state.get('bit_generator')!r}")
+    extra = sorted(set(state) - {"bit_generator", "state", "has_gauss", "gauss"})
+    if extra:
+        raise ValueError(f"numpy's MT19937 state has unknown keys {extra}")
+    inner = state.get("state")
+    if not isinstance(inner, dict) or set(inner) != {"key", "pos"}:
+        raise ValueError("state['state'] must be a dict with the keys 'key' and 'pos'")
+    pos = _validate.integer(inner["pos"], "state['state']['pos']")
+    return {"engine": ENGINE, "streams": 1, "key": inner["key"], "pos": [pos]}
 
 
 class MT19937(Engine):
@@ -468,6 +486,10 @@ class MT19937(Engine):
         ``retry_key`` and ``offset`` may be left out (a state saved before they
         existed): they become the key derived from this state and 0.  Its stream
         count replaces this one's, except while numpy holds this engine's capsule.
+        numpy's one-stream ``{'bit_generator': 'MT19937', 'state': {'key', 'pos'}}``
+        (``to_numpy()``, numpy's ``MT19937().state``, what ``RandomState.set_state``
+        passes on) is accepted too, and applied without taking ``self.lock``, as
+        numpy's own MT19937 applies it (numpy's ``RandomState.set_state`` holds it).
 
         >>> import ascend_rand as ar
         >>> e = ar.MT19937(5489)
@@ -479,6 +501,9 @@ class MT19937(Engine):
         """
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict with keys {_STATE_KEYS}, got {type(state).__name__}")
+        numpy_form = "bit_generator" in state  # numpy's MT19937 state (docs/spec.md 2.6)
+        if numpy_form:
+            state = _state_from_numpy(state)
         missing = [k for k in _STATE_KEYS if k not in state]
         if missing:
             raise ValueError(f"state is missing the keys {missing}; got keys {sorted(state)}")
@@ -498,7 +523,10 @@ class MT19937(Engine):
         if not 0 <= offset <= _validate.U64_LIMIT:
             raise ValueError(f"state['offset'] must be in [0, 2**64], got {offset}")
         spawned = _spawned_of(state)
-        with self.lock:
+        # numpy's RandomState.set_state assigns bit_generator.state holding this lock, which
+        # is not reentrant: a state in numpy's format is applied as numpy's own MT19937
+        # applies one, without taking the lock (docs/spec.md 2.6).
+        with contextlib.nullcontext() if numpy_form else self.lock:
             if self._key is not None and self._key.shape == key.shape:
                 self._key[...] = key  # in place: numpy's capsule points at these buffers
                 self._pos[...] = pos
@@ -510,6 +538,11 @@ class MT19937(Engine):
                 self._key, self._pos = key, pos
             self._retry_key, self._offset = retry_key, offset
             self._spawned = spawned
+
+    @state.setter
+    def state(self, value):
+        """``engine.state = value`` is ``set_state(value)``: checked whole, then applied."""
+        self.set_state(value)
 
     @property
     def spawn_key(self):
@@ -557,14 +590,7 @@ class MT19937(Engine):
             state = state.state
         if not isinstance(state, dict):
             raise TypeError(f"state must be numpy's MT19937 state dict, got {type(state).__name__}")
-        if state.get("bit_generator") != "MT19937":
-            raise ValueError(
-                f"state['bit_generator'] must be 'MT19937', got {state.get('bit_generator')!r}")
-        inner = state.get("state")
-        if not isinstance(inner, dict) or "key" not in inner or "pos" not in inner:
-            raise ValueError("state['state'] must be a dict with 'key' and 'pos'")
-        engine = cls.from_state({"engine": ENGINE, "streams": 1, "key": inner["key"],
-                                 "pos": [inner["pos"]]})
+        engine = cls.from_state(_state_from_numpy(state))
         engine._backend = host_backend(backend)
         return engine
 

@@ -140,6 +140,11 @@ class Philox(Engine):
         """
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict with keys {_STATE_KEYS}, got {type(state).__name__}")
+        if "bit_generator" in state:  # numpy's format (docs/spec.md 2.6)
+            raise ValueError(
+                f"state is numpy's {state['bit_generator']!r} state; numpy's Philox is Philox4x64 "
+                "and this engine is Philox4x32-10, whose state is {'engine': 'philox', 'seed', "
+                "'offset'}")
         if state.get("engine") != ENGINE:
             raise ValueError(
                 f"state is for engine {state.get('engine')!r}, this engine is {ENGINE!r}")
@@ -165,6 +170,11 @@ class Philox(Engine):
             self._set_position(offset * _WORDS_PER_OFFSET + words)
             self._slots[SEED] = seed
             self._spawned = spawned
+
+    @state.setter
+    def state(self, value):
+        """``engine.state = value`` is ``set_state(value)``: checked whole, then applied."""
+        self.set_state(value)
 
     @property
     def spawn_key(self):
@@ -279,7 +289,8 @@ class Philox(Engine):
             return s[SEED], (0, offset), None
 
     def random_raw(self, size=None, output=True):
-        """The next words of the word stream (uint32), from the current position.
+        """The next words of the word stream as uint32 (numpy's ``random_raw`` returns
+        uint64; the words are 32 bits: docs/spec.md 2.6), from the current position.
 
         The word stream is ``stateless.raw``'s stream for key ``seed``:
 
