@@ -3,7 +3,8 @@
 The kernels write a tensor's memory directly (a NumPy view on the host, the
 tensor itself on a device), which autograd cannot see.  So every backend that
 takes a torch ``out=`` (torch, native, numpy) applies torch's own rules for an
-in-place write (docs/npu.md, "out= a torch tensor"):
+in-place write (docs/npu.md, "Devices, torch tensors given as out=, and meta
+tensors"):
 
 - refused, before anything is reserved: in grad mode, a leaf that requires
   grad or a view of one (torch: "a leaf Variable that requires grad is being
