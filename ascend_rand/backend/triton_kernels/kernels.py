@@ -142,7 +142,8 @@ def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None):
 def _probabilities(probs, n, device):
     """The per-element float32 probabilities as a contiguous tensor on ``device``."""
     if isinstance(probs, np.ndarray):
-        probs = torch.from_numpy(np.ascontiguousarray(probs))
+        # (a plan's array may be a read-only cached one, which torch will not wrap)
+        probs = torch.from_numpy(np.array(probs, dtype=probs.dtype, order="C", copy=True))
     if not isinstance(probs, torch.Tensor) or probs.dtype != torch.float32:
         raise TypeError(f"bernoulli: probs must be a float32 array or tensor, got "
                         f"{getattr(probs, 'dtype', type(probs).__name__)}")
