@@ -2,8 +2,9 @@
 
 Triton decides at ``@triton.jit`` time whether a kernel is compiled or
 interpreted, so ``TRITON_INTERPRET=1`` must be set before this package's
-kernel modules are imported; ``enable()`` does that for a process that has
-not imported them yet.
+kernel modules are imported, and it must stay set while they run (Triton
+3.3 and later read it again at launch, through ``triton.knobs``);
+``enable()`` sets it for a process that has not imported them yet.
 
 One repair: Triton 3.2's interpreter reads a scalar (a program id, a loop
 bound) as ``int(array)`` of a one-element 1-D array, which NumPy 2.4 refuses
