@@ -67,3 +67,13 @@ def test_ci_runs_the_oldest_declared_versions():
 def test_pytest_reports_the_slowest_tests():
     options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert "--durations=25" in options["addopts"].split()
+
+
+def test_ci_runs_the_triton_tests_under_the_newest_triton_too():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "step bash tools/newest_triton.sh .venv/bin/python" in ci
+    script = (ROOT / "tools" / "newest_triton.sh").read_text()
+    assert "tests/test_triton_*.py" in script and 'assert not triton.__version__.startswith("3.2.")' in script
+    # the suite itself runs them under the version triton-ascend 3.2.0 is based on
+    test_extra = PROJECT["optional-dependencies"]["test"]
+    assert any(r.startswith("triton==3.2.0") for r in test_extra), test_extra

@@ -120,6 +120,17 @@ def engines(k):
         g = ascend_rand.Generator(engine=m, backend="native")
         pickle.loads(pickle.dumps(g)).random(5)
         ascend_rand.MT19937.from_numpy(np.random.MT19937(k).state)
+        # the end of a Philox stream through numpy (the capsule's filler words, then the
+        # lock's OverflowError: docs/spec.md 2.6) and numpy's protocol around the words
+        end = ascend_rand.Philox(k).advance(2**130 - 2)
+        try:
+            np.random.Generator(end).integers(0, 2**32, 4, dtype=np.uint32)
+        except OverflowError:
+            pass
+        for engine in (p, one):
+            engine.ctypes.next_uint64(engine.ctypes.state)
+            pickle.loads(pickle.dumps(np.random.Generator(engine))).random(3)
+            pickle.loads(pickle.dumps(np.random.RandomState(engine))).random_sample(3)
     key = np.zeros(624, np.uint32)
     NATIVE.mt19937_seed(key, k)
     NATIVE.mt19937_seed_by_array(key, np.arange(5, dtype=np.uint32))
