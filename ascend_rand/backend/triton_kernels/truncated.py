@@ -1,0 +1,161 @@
+"""The truncated normal's proposal methods (docs/spec.md section 5.5) as Triton kernels.
+
+5.5 picks one of three exact rejection samplers from (a, b) on the host
+(distributions/normal.py ``truncation_plan``); its ziggurat method is the
+ziggurat kernel with bounds (normal.py, ``BOUNDED``).  This file holds the
+other two, one kernel per working precision with ``EXPONENTIAL`` choosing:
+
+- uniform proposal: z = a + U(p) * width, accepted if U(q) < exp(0.5 (m2 - z z));
+- exponential proposal (Robert, 1995) from the near end l (``a`` here) on the
+  right tail, mirrored for the left (``MIRROR``): x = l + (-log O(p)) / lam,
+  d = x - lam, accepted if x <= upper (``b``) and U(q) < exp(-0.5 d d); the
+  element is x, or -x.
+
+Attempt 0 reads p from the element's own word(s) and q from R(i, 0); attempt
+k >= 1 reads both from R(i, k) (spec 5.5).  Every element takes attempt 0, and
+each keeps looping over its attempts inside the kernel until accepted (spec
+5.2; the loop ends when no element of the vector is pending).  An element that
+exhausts all 1024 attempts keeps its last proposal clamped to the interval.
+The one division is IEEE's: ``tl.math.div_rn`` in float32 (CUDA's float32
+``/`` is approximate), ``/`` in float64.
+"""
+
+import triton
+import triton.language as tl
+
+from .conversions import f64_from_halves, unit_float32, unit_float64
+from .detmath import exp_f32, exp_f64, log_f32, log_f64, negated
+from .normal import output_f32, output_f64
+from .philox import blocks
+from .retry import element_index, open_unit_float32, open_unit_float64, retry_block
+from .words import STREAM, store4, stream_words
+from .ziggurat import any_pending, clamp, not_
+
+ATTEMPTS = tl.constexpr(1024)  # spec 5.2's slot cap
+TRUNC_PARAMS = ["a_hi", "a_lo", "b_hi", "b_lo", "width_hi", "width_lo", "m2_hi", "m2_lo",
+                "lam_hi", "lam_lo", "loc_hi", "loc_lo", "scale_hi", "scale_lo"]
+
+
+@triton.jit
+def proposal_f32(p0, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width, m2, lam,
+                 EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr, LIMBS16: tl.constexpr):
+    """Standard values in [a, b] (float32) for the elements i from their own words ``p0``."""
+    z = tl.zeros(p0.shape, tl.float32)
+    pending = valid
+    s = 0
+    while any_pending(pending) & (s < ATTEMPTS):
+        r0, r1, _, _ = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16)
+        p = tl.where(s == 0, p0, r0)
+        if EXPONENTIAL:
+            x = a + tl.math.div_rn(negated(log_f32(open_unit_float32(p))), lam)
+            d = x - lam
+            accepted = (x <= b) & (unit_float32(r1) < exp_f32(-0.5 * (d * d)))
+            if MIRROR:
+                cand = negated(x)
+            else:
+                cand = x
+        else:
+            cand = a + unit_float32(p) * width
+            accepted = unit_float32(r1) < exp_f32(0.5 * (m2 - cand * cand))
+        z = tl.where(pending, cand, z)
+        pending = pending & not_(accepted)
+        s += 1
+    if EXPONENTIAL and MIRROR:
+        z = tl.where(pending, clamp(z, negated(b), negated(a)), z)
+    else:
+        z = tl.where(pending, clamp(z, a, b), z)
+    return z
+
+
+@triton.jit(do_not_specialize=STREAM)
+def proposal_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, a, b, width, m2, lam,
+                    loc, scale, EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr,
+                    SCALED: tl.constexpr, OUT16: tl.constexpr, FP16: tl.constexpr,
+                    BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
+    """float32 working precision (float32, float16, bfloat16 outputs): element i from word i."""
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    j = tl.arange(0, BLOCK)
+    lane = 4 * j.to(tl.uint32)
+    for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
+        first = tl.cast(tile, tl.int64) * BLOCK
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
+        i_lo, i_hi = element_index(4 * first, lane)
+        z0 = proposal_f32(x0, 4 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1,
+                          a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
+        z1 = proposal_f32(x1, 4 * j + 1 < left, i_lo + 1, i_hi, c0, c1, c2, c3, k0, k1,
+                          a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
+        z2 = proposal_f32(x2, 4 * j + 2 < left, i_lo + 2, i_hi, c0, c1, c2, c3, k0, k1,
+                          a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
+        z3 = proposal_f32(x3, 4 * j + 3 < left, i_lo + 3, i_hi, c0, c1, c2, c3, k0, k1,
+                          a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
+        store4(out_ptr + 4 * first, j, left,
+               output_f32(z0, loc, scale, SCALED, OUT16, FP16),
+               output_f32(z1, loc, scale, SCALED, OUT16, FP16),
+               output_f32(z2, loc, scale, SCALED, OUT16, FP16),
+               output_f32(z3, loc, scale, SCALED, OUT16, FP16))
+
+
+@triton.jit
+def proposal_f64(p_hi0, p_lo0, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width, m2, lam,
+                 EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr, LIMBS16: tl.constexpr):
+    """As proposal_f32 in float64: p = join(R(i, k)[0], R(i, k)[1]) for k >= 1 (the
+    element's own value for k = 0), q = join(R(i, k)[2], R(i, k)[3])."""
+    z = tl.zeros(p_lo0.shape, tl.float64)
+    pending = valid
+    s = 0
+    while any_pending(pending) & (s < ATTEMPTS):
+        r0, r1, r2, r3 = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16)
+        first = s == 0
+        p_hi = tl.where(first, p_hi0, r0)
+        p_lo = tl.where(first, p_lo0, r1)
+        if EXPONENTIAL:
+            x = a + negated(log_f64(open_unit_float64(p_hi, p_lo))) / lam
+            d = x - lam
+            accepted = (x <= b) & (unit_float64(r2, r3) < exp_f64(-0.5 * (d * d)))
+            if MIRROR:
+                cand = negated(x)
+            else:
+                cand = x
+        else:
+            cand = a + unit_float64(p_hi, p_lo) * width
+            accepted = unit_float64(r2, r3) < exp_f64(0.5 * (m2 - cand * cand))
+        z = tl.where(pending, cand, z)
+        pending = pending & not_(accepted)
+        s += 1
+    if EXPONENTIAL and MIRROR:
+        z = tl.where(pending, clamp(z, negated(b), negated(a)), z)
+    else:
+        z = tl.where(pending, clamp(z, a, b), z)
+    return z
+
+
+@triton.jit(do_not_specialize=STREAM + TRUNC_PARAMS)
+def proposal_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
+                        a_hi, a_lo, b_hi, b_lo, width_hi, width_lo, m2_hi, m2_lo,
+                        lam_hi, lam_lo, loc_hi, loc_lo, scale_hi, scale_lo,
+                        EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr, SCALED: tl.constexpr,
+                        BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
+    """float64: element i from (word 2i << 32) | word 2i + 1; block b gives 2b, 2b + 1."""
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    a = f64_from_halves(a_hi, a_lo)
+    b = f64_from_halves(b_hi, b_lo)
+    width = f64_from_halves(width_hi, width_lo)
+    m2 = f64_from_halves(m2_hi, m2_lo)
+    lam = f64_from_halves(lam_hi, lam_lo)
+    loc = f64_from_halves(loc_hi, loc_lo)
+    scale = f64_from_halves(scale_hi, scale_lo)
+    j = tl.arange(0, BLOCK)
+    lane = 2 * j.to(tl.uint32)
+    for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
+        first = tl.cast(tile, tl.int64) * BLOCK
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
+        i_lo, i_hi = element_index(2 * first, lane)
+        z0 = proposal_f64(x0, x1, 2 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1,
+                          a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
+        z1 = proposal_f64(x2, x3, 2 * j + 1 < left, i_lo + 1, i_hi, c0, c1, c2, c3, k0, k1,
+                          a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
+        dst = out_ptr + 2 * first
+        tl.store(dst + 2 * j, output_f64(z0, loc, scale, SCALED), mask=2 * j < left)
+        tl.store(dst + 2 * j + 1, output_f64(z1, loc, scale, SCALED), mask=2 * j + 1 < left)

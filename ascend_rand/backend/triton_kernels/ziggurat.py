@@ -1,0 +1,194 @@
+"""The ziggurat of docs/spec.md section 5.3, per element, as Triton device functions.
+
+The counterpart of ``fallback/normal.py``'s ``_zig_f32_slot`` / ``_ziggurat_f32``
+(and their float64 twins) for the Triton kernels.  ``ziggurat_f32`` and
+``ziggurat_f64`` take a vector of elements' first words, accept most at step 1
+of slot 0 (``mag < K[layer]``) and run the rest through their attempt slots
+in a loop inside the kernel: each pass is one slot ``s`` for every element
+still pending, reading that element's own block R(i, s) (spec 5.2), so an
+element's result does not depend on its neighbours, and the loop ends when
+no element of the vector is pending (a reduction to one flag) or the 5.2 cap
+is reached.  An element is fresh or in the tail with a sign (5.3,
+"Attempts"); a tail slot repeats only the tail test.
+
+``BOUNDED`` adds the truncated normal's condition (5.5's ziggurat method): an
+accepted value outside [lo, hi] is not the element, and the next slot is
+fresh.  Elements that exhaust every slot keep their last candidate (5.2),
+clamped to [lo, hi] when bounded.
+
+The tables are ``fallback/ziggurat_tables.py``'s, passed as device tensors
+(normal_draws.py makes them once per device): W and F of the precision, K as
+uint32 words (float64: the high and low words of each 64-bit K, interleaved).
+"""
+
+import triton
+import triton.language as tl
+
+from ...fallback import ziggurat_tables as _zt
+from .conversions import unit_float32, unit_float64
+from .detmath import exp_f32, exp_f64, log_f32, log_f64, negated
+from .retry import mag52, open_unit_float32, open_unit_float64, retry_block
+
+# Slot states (fallback/normal.py _FRESH): fresh, or in the tail with sign 0 / 1.
+FRESH = tl.constexpr(2)
+SLOTS_F32 = tl.constexpr(1024)  # spec 5.2: s < 1024
+SLOTS_F64 = tl.constexpr(512)   # spec 5.3: a float64 slot reads two blocks, R(i, 2s), R(i, 2s+1)
+R_F32 = tl.constexpr(_zt.R_F32)  # a float32 value (the table's float32 variant)
+INV_R_F32 = tl.constexpr(_zt.INV_R_F32)
+R_F64 = tl.constexpr(_zt.R_F64)
+INV_R_F64 = tl.constexpr(_zt.INV_R_F64)
+
+
+@triton.jit
+def negate_if(x, sign):
+    """-x where the uint32 ``sign`` is 1 (the IEEE negation: -0 for x = 0), else x."""
+    return tl.where(sign != 0, negated(x), x)
+
+
+@triton.jit
+def not_(c):
+    """Logical not of a boolean vector (the interpreter of Triton 3.2 cannot ``~`` one)."""
+    return c == 0
+
+
+@triton.jit
+def any_pending(pending):
+    """Whether any element of the vector is pending: the loop's one reduced condition."""
+    return tl.max(pending.to(tl.int32), axis=0) > 0
+
+
+@triton.jit
+def clamp(z, lo, hi):
+    """z limited to [lo, hi] (spec 5.2's last candidate of a bounded sampler)."""
+    z = tl.where(z < lo, lo, z)
+    return tl.where(z > hi, hi, z)
+
+
+# -- float32 ---------------------------------------------------------------------------------------
+
+@triton.jit
+def _slot_f32(state, w, aux1, aux2, W, K, F):
+    """One slot (spec 5.3): (candidate, accepted, next state) per element.
+
+    Fresh elements run steps 1-3 on the layered word ``w``; elements in the
+    tail run only the tail test on ``aux1``, ``aux2`` (their ``w`` unused).
+    """
+    in_tail = state != FRESH
+    layer = w & 0xFF
+    sign = tl.where(in_tail, state, (w >> 8) & 1)
+    mag = w >> 9
+    x = mag.to(tl.float32) * tl.load(W + layer)
+    z = negate_if(x, sign)
+    ok = not_(in_tail) & (mag < tl.load(K + layer).to(tl.uint32, bitcast=True))
+    tested = in_tail | (not_(ok) & (layer == 0))  # the slot runs the tail test
+    xt = negated(log_f32(open_unit_float32(aux1))) * INV_R_F32
+    yt = negated(log_f32(open_unit_float32(aux2)))
+    tail_pass = (yt + yt) > (xt * xt)
+    tail_ok = tested & tail_pass
+    z = tl.where(in_tail | tail_ok, negate_if(xt + R_F32, sign), z)
+    wedge = not_(in_tail) & not_(ok) & (layer != 0)
+    f0 = tl.load(F + layer)
+    y = f0 + unit_float32(aux1) * (tl.load(F + layer + 1) - f0)
+    wedge_ok = wedge & (y < exp_f32(-0.5 * (x * x)))
+    accepted = ok | tail_ok | wedge_ok
+    # a failed tail test stays in the tail; an acceptance or a failed wedge: fresh
+    next_state = tl.where(tested & not_(tail_pass), sign, FRESH)
+    return z, accepted, next_state
+
+
+@triton.jit
+def ziggurat_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
+                 BOUNDED: tl.constexpr, LIMBS16: tl.constexpr):
+    """Standard normals (float32) of the elements i = (i_hi, i_lo) from their first words
+    ``w`` (uint32); lanes where ``valid`` is false are not drawn (their value is unused)."""
+    layer = w & 0xFF
+    mag = w >> 9
+    z = negate_if(mag.to(tl.float32) * tl.load(W + layer), (w >> 8) & 1)
+    ok = mag < tl.load(K + layer).to(tl.uint32, bitcast=True)
+    if BOUNDED:
+        ok = ok & (z >= lo) & (z <= hi)
+    pending = valid & not_(ok)
+    state = tl.full(w.shape, FRESH, tl.uint32)
+    s = 0
+    while any_pending(pending) & (s < SLOTS_F32):
+        r0, r1, r2, _ = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16)
+        layered = tl.where(s == 0, w, r0)  # slot 0's layered word is the element's own
+        cand, accepted, next_state = _slot_f32(state, layered, r1, r2, W, K, F)
+        if BOUNDED:
+            accepted = accepted & (cand >= lo) & (cand <= hi)
+        z = tl.where(pending, cand, z)
+        state = tl.where(pending, next_state, state)
+        pending = pending & not_(accepted)
+        s += 1
+    if BOUNDED:
+        z = tl.where(pending, clamp(z, lo, hi), z)
+    return z
+
+
+# -- float64 (devices with float64 arithmetic) ------------------------------------------------------
+
+@triton.jit
+def _k64_below(u_hi, u_lo, K, layer):
+    """(u >> 12) < K[layer], compared by words (K's high and low words interleaved)."""
+    mag_hi = u_hi >> 12
+    mag_lo = (u_hi << 20) | (u_lo >> 12)
+    k_hi = tl.load(K + 2 * layer).to(tl.uint32, bitcast=True)
+    k_lo = tl.load(K + 2 * layer + 1).to(tl.uint32, bitcast=True)
+    return (mag_hi < k_hi) | ((mag_hi == k_hi) & (mag_lo < k_lo))
+
+
+@triton.jit
+def _slot_f64(state, u_hi, u_lo, p_hi, p_lo, q_hi, q_lo, W, K, F):
+    """One float64 slot (spec 5.3, float64 variant): layered value u, auxiliaries p, q."""
+    in_tail = state != FRESH
+    layer = u_lo & 0xFF
+    sign = tl.where(in_tail, state, (u_lo >> 8) & 1)
+    x = mag52(u_hi, u_lo) * tl.load(W + layer)
+    z = negate_if(x, sign)
+    ok = not_(in_tail) & _k64_below(u_hi, u_lo, K, layer)
+    tested = in_tail | (not_(ok) & (layer == 0))
+    xt = negated(log_f64(open_unit_float64(p_hi, p_lo))) * INV_R_F64
+    yt = negated(log_f64(open_unit_float64(q_hi, q_lo)))
+    tail_pass = (yt + yt) > (xt * xt)
+    tail_ok = tested & tail_pass
+    z = tl.where(in_tail | tail_ok, negate_if(xt + R_F64, sign), z)
+    wedge = not_(in_tail) & not_(ok) & (layer != 0)
+    f0 = tl.load(F + layer)
+    y = f0 + unit_float64(p_hi, p_lo) * (tl.load(F + layer + 1) - f0)
+    wedge_ok = wedge & (y < exp_f64(-0.5 * (x * x)))
+    accepted = ok | tail_ok | wedge_ok
+    next_state = tl.where(tested & not_(tail_pass), sign, FRESH)
+    return z, accepted, next_state
+
+
+@triton.jit
+def ziggurat_f64(u_hi, u_lo, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
+                 BOUNDED: tl.constexpr, LIMBS16: tl.constexpr):
+    """Standard normals (float64) from the elements' first values u = (u_hi << 32) | u_lo.
+
+    Slot s reads R(i, 2s) (the layered value from words 0, 1 for s >= 1; p from
+    words 2, 3) and R(i, 2s + 1) (q from words 0, 1).
+    """
+    layer = u_lo & 0xFF
+    z = negate_if(mag52(u_hi, u_lo) * tl.load(W + layer), (u_lo >> 8) & 1)
+    ok = _k64_below(u_hi, u_lo, K, layer)
+    if BOUNDED:
+        ok = ok & (z >= lo) & (z <= hi)
+    pending = valid & not_(ok)
+    state = tl.full(u_lo.shape, FRESH, tl.uint32)
+    s = 0
+    while any_pending(pending) & (s < SLOTS_F64):
+        a0, a1, a2, a3 = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, 2 * s, LIMBS16)
+        b0, b1, _, _ = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, 2 * s + 1, LIMBS16)
+        first = s == 0
+        cand, accepted, next_state = _slot_f64(state, tl.where(first, u_hi, a0),
+                                               tl.where(first, u_lo, a1), a2, a3, b0, b1, W, K, F)
+        if BOUNDED:
+            accepted = accepted & (cand >= lo) & (cand <= hi)
+        z = tl.where(pending, cand, z)
+        state = tl.where(pending, next_state, state)
+        pending = pending & not_(accepted)
+        s += 1
+    if BOUNDED:
+        z = tl.where(pending, clamp(z, lo, hi), z)
+    return z
