@@ -92,7 +92,7 @@ finally:
 
 import ascend_rand as ar  # noqa: E402
 from ascend_rand.distributions import bernoulli as dbern  # noqa: E402
-from ascend_rand.distributions import normal as dnormal  # noqa: E402
+from ascend_rand.distributions import permutation as dperm  # noqa: E402
 from ascend_rand.distributions import uniform as duni  # noqa: E402
 from ascend_rand.fallback import conversions as fconv  # noqa: E402
 
@@ -544,9 +544,9 @@ def test_bad_out_and_plan():
         tk.bernoulli_packed(torch.empty(8, dtype=torch.uint8), 0, 0, 0, 5, 1 << 31, None)
     with pytest.raises(ValueError, match="key must be in"):
         tk.raw(torch.empty(4, dtype=torch.uint32), 1 << 64, 0, 0)
-    normal = dnormal.plan_normal(4, "float32", 0.0, 1.0, "ziggurat", backend=NATIVE)
-    with pytest.raises(ValueError, match="'normal'"):
-        tk.fill(normal, torch.empty(4), 0, (0, 0))
+    permutation = dperm.plan_permutation(4)  # a draw these kernels do not run
+    with pytest.raises(ValueError, match="'permutation'"):
+        tk.fill(permutation, torch.empty(4, dtype=torch.int64), 0, (0, 0))
 
 
 def test_float64_halves_are_exact():

@@ -580,6 +580,19 @@ def test_tables_made_once_per_device():
     assert np.array_equal((k64[0::2] << np.uint64(32)) | k64[1::2], fnormal._K64)
 
 
+def test_plans_through_the_kernel_table():
+    """kernels.fill runs normal and truncated-normal Plans (any shape) like the other draws."""
+    from ascend_rand.backend.triton_kernels import kernels as tk
+
+    assert {"normal", "truncated_normal"} <= set(tk.KERNELS)
+    for plan in (plan_normal((3, 5), "bfloat16", 1.0, 2.0, "box_muller"),
+                 plan_truncated_normal((2, 7), "float64", 0.0, 1.0, -INF, -4.0)):
+        assert tk.supports(plan)
+        out = torch.empty(plan.shape, dtype=TORCH[plan.dtype])
+        assert tk.fill(plan, out, 11, (M64, 2)) is out
+        assert_same(out, NATIVE.run(plan, 11, (M64, 2)), plan.kernel)
+
+
 # -- arguments ----------------------------------------------------------------------------------
 
 def test_bad_arguments():

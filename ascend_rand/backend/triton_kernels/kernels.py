@@ -24,13 +24,15 @@ from . import interpreter
 from .launch import BLOCKS, cdiv, int32, launch, stream_args
 from .bernoulli import bernoulli_kernel, bernoulli_packed_kernel
 from .integers import integers_128_kernel, integers_64_kernel
+from .normal_draws import normal, truncated_normal
 from .uniform import uniform_16_kernel, uniform_f32_kernel, uniform_f64_kernel
 from .words import raw_kernel
 
 interpreter.patch()
 
-# The draws these kernels run (the normals, permutations and MT19937 draws do not yet).
-KERNELS = ("raw", "uniform", "integers", "bernoulli", "bernoulli_packed")
+# The draws these kernels run (permutations and MT19937 draws do not).
+KERNELS = ("raw", "uniform", "integers", "bernoulli", "bernoulli_packed", "normal",
+           "truncated_normal")
 _ALL_ONES_THRESHOLD = 1 << 32
 _INT_WIDTH = {torch.int8: 8, torch.uint8: 8, torch.int16: 16, torch.uint16: 16,
               torch.int32: 32, torch.uint32: 32, torch.int64: 64, torch.uint64: 64}
@@ -227,4 +229,5 @@ def fill(plan, out, key, counter):
 
 
 _TABLE = {"raw": raw, "uniform": uniform, "integers": integers, "bernoulli": bernoulli,
-          "bernoulli_packed": bernoulli_packed}
+          "bernoulli_packed": bernoulli_packed, "normal": normal,
+          "truncated_normal": truncated_normal}
