@@ -89,7 +89,8 @@ try:
                                   W, K, F, lo, hi, BOUNDED, False)
         tl.store(out_ptr + j, z)
 finally:
-    # Only the imports above needed it; leave the process as it was for other test files.
+    # Leave the process as it was for other test files; this file's tests set it again
+    # (interpret_env: newer Triton versions read it at launch as well).
     if _previous is None:
         os.environ.pop("TRITON_INTERPRET", None)
     else:
@@ -165,6 +166,13 @@ def check_plan(plan, key, counter, what):
     got = triton_run(plan, key, counter)
     assert_same(got, expected, what)
     return got
+
+
+@pytest.fixture(autouse=True)
+def interpret_env(monkeypatch):
+    """TRITON_INTERPRET=1 while a test runs: Triton 3.2 read it at @triton.jit time (the
+    imports above), later versions also when a launch imports more of triton."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
 
 
 @pytest.fixture
@@ -345,7 +353,8 @@ def test_normal_empty_draw_launches_nothing(launch_counter):
             out = torch.empty(0, dtype=TORCH[dtype])
             nd.normal(out, 1, 0, 0, *plan_normal(0, dtype, 0.0, 1.0, method).params)
         out = torch.empty(0, dtype=TORCH[dtype])
-        nd.truncated_normal(out, 1, 0, 0, *plan_truncated_normal(0, dtype, 0.0, 1.0, 1.0, 2.0).params)
+        trunc = plan_truncated_normal(0, dtype, 0.0, 1.0, 1.0, 2.0)
+        nd.truncated_normal(out, 1, 0, 0, *trunc.params)
     assert launch_counter["n"] == 0
 
 
@@ -624,7 +633,7 @@ def test_float64_halves_are_exact():
 # Run in a child process: the kernels of this process are the interpreter's, and only a
 # process without TRITON_INTERPRET has compilable ones.  PTX only (sm_90), no GPU needed.
 _PTX_SCRIPT = r"""
-import json, sys
+import inspect, json, sys
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
@@ -638,7 +647,8 @@ cases = {
     "ziggurat bounded bfloat16": (N.ziggurat_kernel,
         {"out_ptr": "*i16", **stream, **f32("loc", "scale", "lo", "hi"), **t32},
         dict(BOUNDED=True, SCALED=True, OUT16=True, FP16=False, BLOCK=64, LIMBS16=False)),
-    "box_muller float32": (N.box_muller_kernel, {"out_ptr": "*fp32", **stream, **f32("loc", "scale")},
+    "box_muller float32": (N.box_muller_kernel,
+        {"out_ptr": "*fp32", **stream, **f32("loc", "scale")},
         dict(SCALED=True, OUT16=False, FP16=False, BLOCK=64, LIMBS16=False)),
     "proposal exponential float32": (T.proposal_kernel,
         {"out_ptr": "*fp32", **stream, **f32("a", "b", "width", "m2", "lam", "loc", "scale")},
@@ -652,10 +662,13 @@ cases = {
         dict(SCALED=True, BLOCK=64, LIMBS16=False)),
 }
 out = {}
+# Triton 3.2 names the constexpr values "constants", later versions "constexprs"
+word = "constants" if "constants" in inspect.signature(ASTSource.__init__).parameters \
+    else "constexprs"
 for name, (kernel, signature, constants) in cases.items():
     signature = dict(signature, **{k: "constexpr" for k in constants})
     try:
-        compiled = triton.compile(ASTSource(fn=kernel, signature=signature, constants=constants),
+        compiled = triton.compile(ASTSource(fn=kernel, signature=signature, **{word: constants}),
                                   target=GPUTarget("cuda", 90, 32),
                                   options={"enable_fp_fusion": False})
     except Exception as exc:

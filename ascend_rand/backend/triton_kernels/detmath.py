@@ -58,7 +58,6 @@ SQRT_HALF_BITS = tl.constexpr(int(_fb._SQRT_HALF_BITS))
 LOG_SHIFT_BITS = tl.constexpr(0x3F800000 - int(_fb._SQRT_HALF_BITS))
 INF_BITS = tl.constexpr(int(_fb._INF_BITS))
 NAN_BITS = tl.constexpr(int(_fb._NAN_BITS))
-SIGN_BIT = tl.constexpr(0x80000000)
 
 # -- float64 constants (fdlibm's, A.2) -----------------------------------------------------------
 D_LN2_HI, D_LN2_LO = _c("_D_LN2_HI"), _c("_D_LN2_LO")
@@ -80,7 +79,6 @@ D_EXP_X_MAX, D_EXP_X_MIN = _c("_D_EXP_X_MAX"), _c("_D_EXP_X_MIN")
 D_SQRT_HALF_HI = tl.constexpr(int(_fb._D_SQRT_HALF_HI))
 D_LOG_SHIFT_HI = tl.constexpr(0x3FF00000 - int(_fb._D_SQRT_HALF_HI))
 # The high words of the float64 encodings used below (their low words are 0).
-D_ROUND_MAGIC_HI = tl.constexpr(int(_fb._D_ROUND_MAGIC_BITS) >> 32)
 D_INF_HI = tl.constexpr(int(_fb._D_INF_BITS) >> 32)
 D_NAN_HI = tl.constexpr(int(_fb._D_NAN_BITS) >> 32)
 

@@ -18,6 +18,10 @@ precision; a float64 parameter arrives as the two int32 halves of its bits
 tile is ``BLOCK`` Philox blocks, each program loops over tiles.  Square roots
 are IEEE's (``tl.math.sqrt_rn`` in float32; float64 ``tl.sqrt`` is
 ``sqrt.rn.f64`` on CUDA), the logs and sines Appendix A's (detmath.py).
+Triton 3.2 compiles ``sqrt_rn`` for CUDA as ``sqrt.rn.ftz.f32``, which flushes
+subnormal operands and results; Box-Muller's operand is at least
+-2 log(1 - 2**-23) = 2.4e-7 (spec A.6: no subnormal anywhere in it), so the
+value is IEEE's all the same (tests/test_triton_normal.py reads the PTX).
 """
 
 import triton
@@ -60,7 +64,7 @@ def output_f64(z, loc, scale, SCALED: tl.constexpr):
         return z
 
 
-# -- ziggurat (spec 5.3) ----------------------------------------------------------------------------
+# -- ziggurat (spec 5.3) ---------------------------------------------------------------------------
 
 @triton.jit(do_not_specialize=STREAM)
 def ziggurat_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, scale, lo, hi,
@@ -119,7 +123,7 @@ def ziggurat_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
         tl.store(dst + 2 * j + 1, output_f64(z1, loc, scale, SCALED), mask=2 * j + 1 < left)
 
 
-# -- Box-Muller (spec 5.4) --------------------------------------------------------------------------
+# -- Box-Muller (spec 5.4) -------------------------------------------------------------------------
 
 @triton.jit
 def box_muller_f32(w0, w1):

@@ -17,7 +17,11 @@ each keeps looping over its attempts inside the kernel until accepted (spec
 5.2; the loop ends when no element of the vector is pending).  An element that
 exhausts all 1024 attempts keeps its last proposal clamped to the interval.
 The one division is IEEE's: ``tl.math.div_rn`` in float32 (CUDA's float32
-``/`` is approximate), ``/`` in float64.
+``/`` is approximate), ``/`` in float64.  Triton 3.2 compiles ``div_rn`` for
+CUDA as ``div.rn.ftz.f32``, which flushes subnormals; here the dividend
+-log O(p) >= 2**-24 and lam > 1 are normal, and the quotient can be subnormal
+only when lam (> l) exceeds 2**100, where l + quotient rounds to l whether the
+quotient was flushed or not: the element's bits do not depend on it.
 """
 
 import triton

@@ -125,7 +125,7 @@ def ziggurat_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
     return z
 
 
-# -- float64 (devices with float64 arithmetic) ------------------------------------------------------
+# -- float64 (devices with float64 arithmetic) -----------------------------------------------------
 
 @triton.jit
 def _k64_below(u_hi, u_lo, K, layer):
