@@ -7,8 +7,14 @@ draws the same bits as the native backend, by two paths:
   the NumPy mirror) through a view of its memory, no copy; the fill is the
   custom operator ``torch.ops.ascend_rand.fill_`` (``torch.library``), so
   ``torch.compile`` sees an operator, not opaque Python;
-- a tensor on another device is filled by the same algorithms written in
-  torch operations (``torch_kernels/``), on that device.
+- a tensor on another device is filled by the Triton kernels
+  (``triton_kernels/``, one launch per draw) where Triton compiles for that
+  device, else by the same algorithms written in torch operations
+  (``torch_kernels/``, the mirror), on that device.
+
+``device_path.route`` chooses, per draw; ``ASCEND_RAND_DEVICE_KERNELS=triton|torch``
+forces a path (``triton`` on CPU tensors: Triton's interpreter), and
+``backends()["torch"]["device_kernels"]`` says which path each device type takes.
 
 Engines stay on the host: a Philox draw needs only its (key, counter), and an
 MT19937 engine's words are made on the host and copied to the device.  torch
@@ -24,7 +30,7 @@ import json
 import numpy as np
 
 from .. import _dtypes
-from . import torch_out
+from . import device_path, torch_out
 from .base import DRAW_KERNELS, Backend, host_view
 
 _OP = "ascend_rand::fill_"
@@ -232,7 +238,11 @@ class TorchBackend(Backend):
 
     ``cpu_kernels`` chooses the CPU path: "host" (the native core fills the tensor
     in place) or "torch" (the device path's torch operations, on the CPU: how the
-    test suite holds the device code to the native core without a device).
+    test suite holds the device code to the native core without a device).  On a
+    device the Triton kernels draw where Triton compiles for it, else the torch
+    operations; ``ASCEND_RAND_DEVICE_KERNELS`` forces either, on CPU tensors too
+    (``device_path``; "torch" there is ``cpu_kernels="torch"``, "triton" Triton's
+    interpreter; an explicit ``cpu_kernels="torch"`` stays the torch operations).
     """
 
     name = "torch"
@@ -262,6 +272,7 @@ class TorchBackend(Backend):
             torch = _torch()
             info["torch"] = torch.__version__
             info["cuda"] = torch.cuda.is_available()
+            info["device_kernels"] = device_path.report()
         return info
 
     # -- devices --------------------------------------------------------------------------
@@ -346,10 +357,11 @@ class TorchBackend(Backend):
         return tuple(out.shape)
 
     def prepare(self, plan):
-        """(out, flat, fresh, params): the result tensor (a new one, or the caller's), the
+        """(out, flat, fresh, route): the result tensor (a new one, or the caller's), the
         flat tensor the kernel fills, whether ``flat`` is a fresh tensor that
-        ``out.copy_`` takes in through autograd (backend/torch_out.py), and the plan's
-        array parameters on flat's device (None on the host path)."""
+        ``out.copy_`` takes in through autograd (backend/torch_out.py), and the draw's
+        route (``_route``).  Everything that can refuse the draw (the device path,
+        ASCEND_RAND_DEVICE_KERNELS) is decided here, before the stream is reserved."""
         torch = _torch()
         out = plan.out
         fresh = False
@@ -362,25 +374,42 @@ class TorchBackend(Backend):
             fresh = True
         else:
             flat = out.detach().view(-1)
-        params = None
-        if plan.count and not (flat.device.type == "cpu" and self._cpu_kernels == "host"):
-            params = [torch.as_tensor(p if p.flags.writeable else p.copy(), device=flat.device)
-                      if isinstance(p, np.ndarray) else p for p in plan.params]
-        return out, flat, fresh, params
+        return out, flat, fresh, self._route(plan, flat)
+
+    def _route(self, plan, flat):
+        """(path, payload): (HOST, None), (TRITON, the Triton kernel table) or (MIRROR, the
+        plan's parameters with its arrays on flat's device)."""
+        path, table = device_path.route(flat.device.type, plan, self._cpu_kernels)
+        if path == device_path.MIRROR:
+            return path, self._mirror_params(plan, flat)
+        return path, table
+
+    @staticmethod
+    def _mirror_params(plan, flat):
+        torch = _torch()
+        if not plan.count:
+            return plan.params
+        return [torch.as_tensor(p if p.flags.writeable else p.copy(), device=flat.device)
+                if isinstance(p, np.ndarray) else p for p in plan.params]
 
     def run(self, plan, key, counter, words=None, output=None):
         torch = _torch()
-        out, flat, fresh, params = self.prepare(plan) if output is None else output
+        out, flat, fresh, (path, payload) = self.prepare(plan) if output is None else output
         if plan.count:
-            if params is None:
+            if words is not None and path == device_path.TRITON:
+                # engine words (MT19937) are not a Philox stream: the mirror draws them
+                path, payload = device_path.MIRROR, self._mirror_params(plan, flat)
+            if path == device_path.HOST:
                 fill_cpu(flat, plan.kernel, key, counter, plan.params, words)
+            elif path == device_path.TRITON:
+                device_path.fill(payload, plan, flat, key, counter)
             else:
                 fn = self.kernel(plan.kernel)
                 if words is None:
-                    fn(flat, key, counter[0], counter[1], *params)
+                    fn(flat, key, counter[0], counter[1], *payload)
                 else:
                     w = torch.from_numpy(np.asarray(words, dtype=np.int64)).to(flat.device)
-                    fn(flat, key, counter[0], counter[1], *params, words=w)
+                    fn(flat, key, counter[0], counter[1], *payload, words=w)
         if plan.out is None:
             if plan.reshape or plan.scalar:
                 out = out.reshape(plan.shape)
@@ -394,6 +423,11 @@ class TorchBackend(Backend):
         # On the CPU the host backend's one-call draw (a NumPy result) is handed to torch
         # without a copy; it declines what it does not take, as on the host.
         if self.device != "cpu" or self._cpu_kernels != "host":
+            return None
+        try:  # a forced device path takes the general draw (a bad value is its error)
+            if device_path.choice() != "auto":
+                return None
+        except ValueError:
             return None
         draw = self._host_backend().small_draw(engine)
         if draw is None:
