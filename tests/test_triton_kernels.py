@@ -24,8 +24,16 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the Triton kernels fill torch tensors")
 
+# ASCEND_RAND_TRITON_TEST_DEVICE=cuda (bench/device_check.sh): the same tests compiled for
+# that device, their tensors made there (torch's default device); unset or "cpu": interpreted.
+DEVICE = os.environ.get("ASCEND_RAND_TRITON_TEST_DEVICE") or "cpu"
+COMPILED = DEVICE != "cpu"
+if COMPILED and not (DEVICE.startswith("cuda") and torch.cuda.is_available()):
+    pytest.skip(f"ASCEND_RAND_TRITON_TEST_DEVICE={DEVICE}: no such CUDA device here",
+                allow_module_level=True)
 _previous = os.environ.get("TRITON_INTERPRET")
-os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit below or in the package runs
+# before any @triton.jit below or in the package runs
+os.environ["TRITON_INTERPRET"] = "0" if COMPILED else "1"
 try:
     triton = pytest.importorskip(
         "triton", reason="triton is not installed (the test extra pins triton==3.2.0)")
@@ -127,10 +135,10 @@ def bits(array):
     if isinstance(array, torch.Tensor):
         t = array.detach().reshape(-1)
         if t.dtype == torch.bool:
-            return t.view(torch.uint8).numpy()
+            return t.view(torch.uint8).cpu().numpy()
         if t.dtype == torch.bfloat16:
             t = t.view(torch.int16)
-        array = t.numpy()
+        array = t.cpu().numpy()
     a = np.ascontiguousarray(array).reshape(-1)
     return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
 
@@ -157,8 +165,15 @@ def assert_bits_equal(plan, key, counter, expected, fill=None):
 @pytest.fixture(autouse=True)
 def interpret_env(monkeypatch):
     """TRITON_INTERPRET=1 while a test runs: Triton 3.2 read it at @triton.jit time (the
-    imports above), later versions also when a launch imports more of triton."""
+    imports above), later versions also when a launch imports more of triton.  Compiled
+    (ASCEND_RAND_TRITON_TEST_DEVICE): the test's tensors on that device instead."""
+    if COMPILED:
+        torch.set_default_device(DEVICE)
+        yield
+        torch.set_default_device(None)
+        return
     monkeypatch.setenv("TRITON_INTERPRET", "1")
+    yield
 
 
 @pytest.fixture
@@ -177,9 +192,10 @@ def mulhi(request, monkeypatch):
 
 
 def test_kernels_are_interpreted():
-    """TRITON_INTERPRET=1 reached the package's @triton.jit: CPU tensors can run them."""
-    assert launch.interpreting(tk.raw_kernel)
-    assert launch.interpreting(tk.bernoulli_packed_kernel)
+    """TRITON_INTERPRET=1 reached the package's @triton.jit: CPU tensors can run them
+    (compiled, ASCEND_RAND_TRITON_TEST_DEVICE: it did not)."""
+    assert launch.interpreting(tk.raw_kernel) is not COMPILED
+    assert launch.interpreting(tk.bernoulli_packed_kernel) is not COMPILED
 
 
 # -- Philox itself ----------------------------------------------------------------------------------
@@ -219,8 +235,8 @@ def test_limb_product_equals_umulhi():
     extra = 256 - a.size
     a = np.concatenate([a, rng.integers(0, 1 << 32, extra, dtype=np.uint64)])
     b = np.concatenate([b, rng.integers(0, 1 << 32, extra, dtype=np.uint64)])
-    ta = torch.from_numpy(a.astype(np.uint32).view(np.int32))
-    tb = torch.from_numpy(b.astype(np.uint32).view(np.int32))
+    ta = torch.from_numpy(a.astype(np.uint32).view(np.int32)).to(DEVICE)
+    tb = torch.from_numpy(b.astype(np.uint32).view(np.int32)).to(DEVICE)
     exact = [int(x) * int(y) for x, y in zip(a, b)]
     for limbs in (False, True):
         out = torch.empty(2 * a.size, dtype=torch.int32)
@@ -279,7 +295,7 @@ def test_round_f32_to_16_matches_the_fallback(fmt):
     on every value, ties, subnormals and overflow included."""
     x = _round16_inputs()
     out = torch.empty(x.size, dtype=torch.int32)
-    _round16_kernel[(1,)](torch.from_numpy(x), out, FP16=fmt == "float16", BLOCK=x.size)
+    _round16_kernel[(1,)](torch.from_numpy(x).to(DEVICE), out, FP16=fmt == "float16", BLOCK=x.size)
     f16 = fconv.FORMAT_FLOAT16 if fmt == "float16" else fconv.FORMAT_BFLOAT16
     want = fconv.round_f64_to_16(x.astype(np.float64), f16)
     got = bits(out).astype(np.uint16)
@@ -300,13 +316,13 @@ def test_bernoulli_uniform_in_float32_matches_float64():
     f = fconv.curand_uniform(w)  # float32 values: (w + 0.5) * 2**-32 in float64, rounded once
     cases = [f, np.nextafter(f, np.float32(2)), np.nextafter(f, np.float32(0)),
              np.full_like(f, 1.0), rng.random(w.size).astype(np.float32)]
-    tw = torch.from_numpy(w.view(np.int32))
+    tw = torch.from_numpy(w.view(np.int32)).to(DEVICE)
     for p in cases:
         p = np.ascontiguousarray(p, dtype=np.float32)
         out = torch.empty(w.size, dtype=torch.int32)
-        _bernoulli_bit_kernel[(1,)](tw, torch.from_numpy(p), out, BLOCK=w.size)
+        _bernoulli_bit_kernel[(1,)](tw, torch.from_numpy(p).to(DEVICE), out, BLOCK=w.size)
         want = (p == np.float32(1.0)) | (f < p)
-        assert np.array_equal(out.numpy().astype(bool), want)
+        assert np.array_equal(out.cpu().numpy().astype(bool), want)
 
 
 # -- raw words and uniforms --------------------------------------------------------------------------

@@ -31,8 +31,16 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the Triton kernels fill torch tensors")
 
+# ASCEND_RAND_TRITON_TEST_DEVICE=cuda (bench/device_check.sh): the same tests compiled for
+# that device, their tensors made there (torch's default device); unset or "cpu": interpreted.
+DEVICE = os.environ.get("ASCEND_RAND_TRITON_TEST_DEVICE") or "cpu"
+COMPILED = DEVICE != "cpu"
+if COMPILED and not (DEVICE.startswith("cuda") and torch.cuda.is_available()):
+    pytest.skip(f"ASCEND_RAND_TRITON_TEST_DEVICE={DEVICE}: no such CUDA device here",
+                allow_module_level=True)
 _previous = os.environ.get("TRITON_INTERPRET")
-os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit below or in the package runs
+# before any @triton.jit below or in the package runs
+os.environ["TRITON_INTERPRET"] = "0" if COMPILED else "1"
 try:
     triton = pytest.importorskip(
         "triton", reason="triton is not installed (the test extra pins triton==3.2.0)")
@@ -140,7 +148,8 @@ def bits(x):
     """Bit patterns of a tensor or array, flat."""
     if isinstance(x, torch.Tensor):
         x = x.detach().reshape(-1)
-        return x.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()]).numpy()
+        x = x.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()])
+        return x.cpu().numpy()
     x = np.ascontiguousarray(x).reshape(-1)
     return x.view({2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize])
 
@@ -171,8 +180,15 @@ def check_plan(plan, key, counter, what):
 @pytest.fixture(autouse=True)
 def interpret_env(monkeypatch):
     """TRITON_INTERPRET=1 while a test runs: Triton 3.2 read it at @triton.jit time (the
-    imports above), later versions also when a launch imports more of triton."""
+    imports above), later versions also when a launch imports more of triton.  Compiled
+    (ASCEND_RAND_TRITON_TEST_DEVICE): the test's tensors on that device instead."""
+    if COMPILED:
+        torch.set_default_device(DEVICE)
+        yield
+        torch.set_default_device(None)
+        return
     monkeypatch.setenv("TRITON_INTERPRET", "1")
+    yield
 
 
 @pytest.fixture
@@ -262,8 +278,8 @@ class Paths:
 
 
 def test_kernels_are_interpreted():
-    assert launch.interpreting(tnormal.ziggurat_kernel)
-    assert launch.interpreting(ttrunc.proposal_f64_kernel)
+    assert launch.interpreting(tnormal.ziggurat_kernel) is not COMPILED
+    assert launch.interpreting(ttrunc.proposal_f64_kernel) is not COMPILED
 
 
 # -- Appendix A ---------------------------------------------------------------------------------
@@ -297,7 +313,7 @@ def test_detmath_matches_fallback(width):
                      else (_detmath_f64_kernel, torch.float64))
     out = torch.empty(4 * x.size, dtype=dtype)
     with np.errstate(all="ignore"):
-        kernel[(1,)](torch.from_numpy(x), out, BLOCK=x.size)
+        kernel[(1,)](torch.from_numpy(x).to(DEVICE), out, BLOCK=x.size)
     got = out.reshape(-1, 4)
     suffix = f"_f{width}"
     expected = [getattr(fdm, "log" + suffix)(x), getattr(fdm, "exp" + suffix)(x),
@@ -362,9 +378,9 @@ def test_box_muller_clamped_u1():
     """u1 = 0 raised to 1e-7 (float32: key 1, block 4194105; float64: key 2, block
     1855464; tests/test_normal.py's scan found them)."""
     got = check_plan(plan_normal(4, "float32", 0.0, 1.0, "box_muller"), 1, (4194105, 0), "f32")
-    assert np.hypot(*got.numpy()[2:4]) > 5.6  # the clamped pair: r = sqrt(-2 log 1e-7)
+    assert np.hypot(*got.cpu().numpy()[2:4]) > 5.6  # the clamped pair: r = sqrt(-2 log 1e-7)
     got = check_plan(plan_normal(2, "float64", 0.0, 1.0, "box_muller"), 2, (1855464, 0), "f64")
-    assert abs(np.hypot(*got.numpy()) - np.sqrt(-2 * np.log(1e-7))) < 1e-12
+    assert abs(np.hypot(*got.cpu().numpy()) - np.sqrt(-2 * np.log(1e-7))) < 1e-12
 
 
 # -- the ziggurat's rare paths, asserted taken ---------------------------------------------------
@@ -436,10 +452,10 @@ def test_ziggurat_on_chosen_words(monkeypatch, f64, bounds):
         assert paths.refused >= 100, vars(paths)  # every tail value is beyond 2
     else:
         assert (expected[900:903] == 0).all() and np.signbit(expected[900:903]).all()
-    t32, t64 = nd.tables(torch.device("cpu"))
+    t32, t64 = nd.tables(torch.device(DEVICE))
     w = torch.from_numpy(u.view(np.int32).copy() if not f64 else
                          np.stack([u >> np.uint64(32), u & np.uint64(0xFFFFFFFF)], 1)
-                         .astype(np.uint32).view(np.int32).reshape(-1).copy())
+                         .astype(np.uint32).view(np.int32).reshape(-1).copy()).to(DEVICE)
     out = torch.empty(u.size, dtype=torch.float64 if f64 else torch.float32)
     lo, hi = bounds if bounds is not None else (0.0, 0.0)  # exact in float32 arguments
     stream = launch.stream_args(key, *counter)
@@ -496,7 +512,7 @@ def test_truncated_normal(monkeypatch, bounds, dtype):
     _, loc_w, scale_w, scaled = plan.params[:4]
     work = np.float64 if dtype == "float64" else np.float32
     lo, hi = (dnormal.output_of(float(work(v)), loc_w, scale_w, scaled, dtype) for v in (a, b))
-    x = got.to(torch.float64).numpy()
+    x = got.to(torch.float64).cpu().numpy()
     assert (x >= lo).all() and (x <= hi).all(), (lo, hi, x.min(), x.max())
 
 
