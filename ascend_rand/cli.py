@@ -53,10 +53,13 @@ def _cmd_backends(args):
     for name, info in report.items():
         if info["available"]:
             extra = ", ".join(f"{k}={v}" for k, v in info.items()
-                              if k not in ("available", "reason"))
+                              if k not in ("available", "reason", "device_kernels"))
             print(f"{name:8} available   {extra}")
         else:
             print(f"{name:8} unavailable {info['reason']}")
+    from .info import device_kernel_lines
+    for line in device_kernel_lines(report):
+        print(line)
     print(f"threads for native draws: {get_num_threads()} (ascend_rand.set_num_threads, "
           f"ASCEND_RAND_NUM_THREADS)")
     return 0

@@ -1,7 +1,9 @@
 """``ascend-rand info``: what this installation is and what it can use.
 
 Versions (ascend_rand, Python, NumPy, the compiler of the native core), the
-backends and why the unavailable ones are, the SIMD level in use and the levels
+backends and why the unavailable ones are, which kernels the torch backend
+draws with on each device type (Triton, the torch-operation mirror, the host)
+and why, the SIMD level in use and the levels
 this CPU runs, the thread count, the entropy sources (and which one "auto"
 picks), and the deep-learning frameworks: torch, torch_npu, MindSpore and
 TensorFlow, installed or not, their versions and devices.  The frameworks are
@@ -163,6 +165,21 @@ def _detail(info, skip):
     return ", ".join(f"{k}={v}" for k, v in info.items() if k not in skip and v is not None)
 
 
+def device_kernel_lines(backends_report):
+    """The torch backend's path by device type (backend/device_path.py), as text lines.
+
+    >>> device_kernel_lines({"torch": {"device_kernels": {"cpu": "host: the native core"}}})
+    ['', 'torch backend kernels by device (ASCEND_RAND_DEVICE_KERNELS=triton|torch forces):', '  cpu        host: the native core']
+    >>> device_kernel_lines({"torch": {"available": False}})
+    []
+    """
+    paths = backends_report.get("torch", {}).get("device_kernels")
+    if not paths:
+        return []
+    return ["", "torch backend kernels by device (ASCEND_RAND_DEVICE_KERNELS=triton|torch "
+                "forces):"] + [f"  {device:10} {path}" for device, path in paths.items()]
+
+
 def lines(report):
     """The report as plain text lines (what ``ascend-rand info`` prints).
 
@@ -174,9 +191,10 @@ def lines(report):
            f"({v['python_implementation']}, {v['platform']})", f"numpy       {v['numpy']}",
            f"compiler    {v['compiler'] or '- (no native core)'}", "", "backends:"]
     for name, info in report["backends"].items():
-        state = (f"available    {_detail(info, ('available', 'reason'))}" if info["available"]
-                 else f"unavailable  {info['reason']}")
+        state = (f"available    {_detail(info, ('available', 'reason', 'device_kernels'))}"
+                 if info["available"] else f"unavailable  {info['reason']}")
         out.append(f"  {name:10} {state}")
+    out += device_kernel_lines(report["backends"])
     simd = report["simd"]
     out += ["", f"SIMD level  {simd['level'] or '- (no native core)'} "
                 f"(this CPU runs: {', '.join(simd['supported']) or '-'}; "
