@@ -1,0 +1,236 @@
+"""Fused dropout (docs/spec.md 4.5-4.7) as one Triton kernel: the mask and its application.
+
+One kernel, four uses, each one launch (no host round trip):
+
+- forward, ``mode="packed"``: reads x once, draws each element's keep bit
+  (spec 4.1-4.2: w_i < T), writes y = DropOutDoMask(x) and the packed mask
+  (spec 4.5, padding 0), the mask the backward reads;
+- forward, ``mode="regenerate"``: the same y, no mask written;
+- backward from the packed mask: dx = DropOutDoMask(grad) with the saved bits;
+- backward, regenerate: the bits drawn again from (key, counter) in the
+  kernel, so nothing but those scalars was kept between the passes.
+
+A tile is BLOCK mask bytes, 8 * BLOCK elements: byte j takes its bits from
+Philox blocks 2j (elements 8j .. 8j + 3) and 2j + 1 (8j + 4 .. 8j + 7), as
+``bernoulli_packed_kernel`` does, and element 8j + k is read and written
+with bit k of that byte.
+
+Applying a bit (spec 4.7, ``ascend_rand.apply_mask``): a kept element is
+fl_T(x * scale), ``scale`` already fl_T(1 / (1 - p)); a dropped one is +0,
+whatever x held.  Elements travel as their integer bits, so that no
+conversion or compiler choice touches a value it should not:
+
+- float32 / float64: one IEEE multiplication in T (fusion is off at launch,
+  and there is nothing to fuse it with);
+- float16 / bfloat16: x widened exactly to float32, the product formed there
+  (exact: both significands have at most 11 bits and scale >= 1, so the
+  product has at most 22 bits, its lowest no smaller than 2**-140), rounded
+  once to T by the integer roundings of conversions.py (to nearest even,
+  overflow to infinity);
+- a kept NaN is x's NaN with the quiet bit set (sign and payload kept), and
+  for bfloat16 the canonical quiet NaN with x's sign, 0x7FC0 | sign: the
+  bits ``apply_mask`` gives on the host (spec 4.7).  The rule is applied from
+  the bits, because devices differ in the NaN a multiplication returns (CUDA
+  returns one canonical NaN).
+"""
+
+import triton
+import triton.language as tl
+
+from .conversions import bernoulli_bit_below, bits16_to_f32, f64_from_halves, round_f32_to_16_bits
+from .launch import cdiv, int32, launch, stream_args
+from .philox import blocks
+from .words import STREAM, stream_words
+
+# Mask bytes per tile (8 elements each): a program's live vectors (two Philox blocks of
+# four lanes, one element load at a time) stay within an Ascend vector core's unified
+# buffer, as the packed-mask kernel's 512 do (launch.py).  A power of two (tl.arange).
+BLOCK = 512
+
+# Element formats (the kernel's FMT): float32, float64, float16, bfloat16.
+F32, F64, F16, BF16 = 0, 1, 2, 3
+_FMT = {"float32": F32, "float64": F64, "float16": F16, "bfloat16": BF16}
+_MASK32 = 0xFFFFFFFF
+
+
+@triton.jit
+def _drawn_byte(c0, c1, c2, c3, k0, k1, first_byte, j, left, tm1, t_nonzero,
+                LIMBS16: tl.constexpr):
+    """Mask byte first_byte + j of the draw (spec 4.5), bits past ``left`` 0 (uint32)."""
+    off = (2 * j).to(tl.uint32)
+    byte = tl.zeros_like(off)
+    for half in tl.static_range(2):
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, 2 * first_byte, off + half, LIMBS16)
+        e = 8 * j + 4 * half
+        nibble = ((bernoulli_bit_below(x0, tm1, t_nonzero) & (e < left)).to(tl.uint32)
+                  | ((bernoulli_bit_below(x1, tm1, t_nonzero) & (e + 1 < left)).to(tl.uint32) << 1)
+                  | ((bernoulli_bit_below(x2, tm1, t_nonzero) & (e + 2 < left)).to(tl.uint32) << 2)
+                  | ((bernoulli_bit_below(x3, tm1, t_nonzero) & (e + 3 < left)).to(tl.uint32) << 3))
+        byte = byte | (nibble << (4 * half))
+    return byte
+
+
+@triton.jit
+def _kept(bits, scale32, scale_hi, scale_lo, FMT: tl.constexpr):
+    """fl_T(x * scale) of the elements whose bits are ``bits`` (the view's integer type),
+    NaN by the module's rule; returned as bits of the same type."""
+    if FMT == 0:
+        u = bits.to(tl.uint32, bitcast=True)
+        prod = (u.to(tl.float32, bitcast=True) * scale32).to(tl.uint32, bitcast=True)
+        out = tl.where((u & 0x7FFFFFFF) > 0x7F800000, u | 0x00400000, prod)
+        return out.to(tl.int32, bitcast=True)
+    elif FMT == 1:
+        u = bits.to(tl.uint64, bitcast=True)
+        # (the float64 scale is made here only: a device without float64 never sees it)
+        scale64 = f64_from_halves(scale_hi, scale_lo)
+        prod = (u.to(tl.float64, bitcast=True) * scale64).to(tl.uint64, bitcast=True)
+        nan = (u & 0x7FFFFFFFFFFFFFFF) > 0x7FF0000000000000
+        out = tl.where(nan, u | 0x0008000000000000, prod)
+        return out.to(tl.int64, bitcast=True)
+    else:
+        u = bits.to(tl.uint16, bitcast=True).to(tl.uint32)
+        rounded = round_f32_to_16_bits(bits16_to_f32(u, FMT == 2) * scale32, FMT == 2)
+        if FMT == 2:
+            out = tl.where((u & 0x7FFF) > 0x7C00, u | 0x0200, rounded)
+        else:
+            out = tl.where((u & 0x7FFF) > 0x7F80, (u & 0x8000) | 0x7FC0, rounded)
+        return out.to(tl.uint16).to(tl.int16, bitcast=True)
+
+
+@triton.jit(do_not_specialize=STREAM + ["nbytes", "t_minus_1", "t_nonzero", "scale32",
+                                        "scale_hi", "scale_lo"])
+def dropout_kernel(out_ptr, in_ptr, mask_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
+                   nbytes, t_minus_1, t_nonzero, scale32, scale_hi, scale_lo,
+                   FMT: tl.constexpr, DRAW: tl.constexpr, WRITE_MASK: tl.constexpr,
+                   BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
+    """out = DropOutDoMask(in) over n elements (integer views of T), the bits drawn
+    (``DRAW``, and written to the ``nbytes``-byte mask when ``WRITE_MASK``) or read from
+    ``mask_ptr``; the grid loops over ceil(nbytes / BLOCK) tiles."""
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    tm1 = t_minus_1.to(tl.uint32, bitcast=True)
+    j = tl.arange(0, BLOCK)
+    for tile in range(tl.program_id(0), tl.cdiv(nbytes, BLOCK), tl.num_programs(0)):
+        first_byte = tl.cast(tile, tl.int64) * BLOCK
+        # Elements of this tile inside the tensor (<= 0 in the mask's padding tiles).
+        left = tl.minimum(n - 8 * first_byte, 8 * BLOCK).to(tl.int32)
+        if DRAW:
+            byte = _drawn_byte(c0, c1, c2, c3, k0, k1, first_byte, j, left, tm1, t_nonzero,
+                               LIMBS16)
+            if WRITE_MASK:
+                tl.store(mask_ptr + first_byte + j, byte.to(tl.uint8),
+                         mask=j < nbytes - first_byte)
+        else:
+            byte = tl.load(mask_ptr + first_byte + j, mask=8 * j < left, other=0).to(tl.uint32)
+        src = in_ptr + 8 * first_byte
+        dst = out_ptr + 8 * first_byte
+        for k in tl.static_range(8):
+            e = 8 * j + k
+            valid = e < left
+            bits = tl.load(src + e, mask=valid, other=0)
+            keep = ((byte >> k) & 1) != 0
+            tl.store(dst + e, tl.where(keep, _kept(bits, scale32, scale_hi, scale_lo, FMT), 0), mask=valid)
+
+
+# -- entry points ---------------------------------------------------------------------------------
+
+def _views(out, src, what):
+    """The integer views the kernel reads and writes, and the format; TypeError/ValueError
+    for a tensor it does not take."""
+    import torch
+
+    fmt = _FMT.get({torch.float32: "float32", torch.float64: "float64",
+                    torch.float16: "float16", torch.bfloat16: "bfloat16"}.get(out.dtype))
+    if fmt is None:
+        raise TypeError(f"{what}: out has dtype {out.dtype}; dropout takes float32, float64, "
+                        f"float16 or bfloat16")
+    for name, t in (("out", out), ("the input", src)):
+        if t.dim() != 1 or not t.is_contiguous():
+            raise ValueError(f"{what}: {name} must be a flat contiguous tensor, got shape "
+                             f"{tuple(t.shape)} with strides {tuple(t.stride())}")
+    if src.dtype != out.dtype or src.numel() != out.numel() or src.device != out.device:
+        raise ValueError(f"{what}: the input ({src.dtype}, {src.numel()} elements on "
+                         f"{src.device}) must match out ({out.dtype}, {out.numel()} on "
+                         f"{out.device})")
+    if fmt == F64 and out.device.type == "npu":
+        raise TypeError(f"{what}: float64 needs float64 arithmetic, which Ascend's vector "
+                        f"units lack (docs/spec.md A.6)")
+    view = {F32: torch.int32, F64: torch.int64, F16: torch.int16, BF16: torch.int16}[fmt]
+    return out.view(view), src.view(view), fmt
+
+
+def _scale_args(scale, fmt):
+    """(scale as float32, float64 bits' high and low halves): the kernel reads one of them.
+    ``scale`` is a value of the format, so the float32 one is exact for the 32- and
+    16-bit formats."""
+    import struct
+
+    bits = struct.unpack("<Q", struct.pack("<d", float(scale)))[0]
+    return (float(scale) if fmt != F64 else 0.0), int32(bits >> 32), int32(bits)
+
+
+def _threshold(threshold):
+    """(T - 1 as int32, T > 0): the keep rule w < T of spec 4.2 (T = 2**32 keeps all)."""
+    if isinstance(threshold, bool) or not isinstance(threshold, int) \
+            or not 0 <= threshold <= 1 << 32:
+        raise ValueError(f"dropout: threshold must be an int in [0, 2**32], got {threshold!r}")
+    return int32(threshold - 1), int(threshold > 0)
+
+
+def _check_mask(mask, n, out, what):
+    import torch
+
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.uint8 or mask.dim() != 1 \
+            or not mask.is_contiguous():
+        raise TypeError(f"{what}: the mask must be a flat contiguous uint8 tensor, got "
+                        f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if mask.numel() != mask_bytes(n) or mask.device != out.device:
+        raise ValueError(f"{what}: the mask of {n} elements has mask_bytes({n}) = "
+                         f"{mask_bytes(n)} bytes on {out.device}, got {mask.numel()} on "
+                         f"{mask.device}")
+
+
+def mask_bytes(n):
+    """ceil(n / 128) * 16: the packed mask's length (spec 4.5)."""
+    return cdiv(n, 128) * 16
+
+
+def _run(out, src, mask, stream, threshold, scale, draw, write_mask, what):
+    out_v, src_v, fmt = _views(out, src, what)
+    n = out.numel()
+    if mask is not None:
+        _check_mask(mask, n, out, what)
+    key, ctr_lo, ctr_hi = stream
+    words = stream_args(key, ctr_lo, ctr_hi)
+    t = _threshold(threshold) if draw else (0, 0)
+    if not n:  # (and a mask of 0 bytes: nothing to write)
+        return out
+    # The tiles the grid covers: the whole mask when it is written (its padding bytes are
+    # 0), else just the bytes that hold elements' bits.
+    nbytes = mask_bytes(n) if write_mask else cdiv(n, 8)
+    launch(dropout_kernel, out, cdiv(nbytes, BLOCK), out_v, src_v, mask, n, *words, nbytes,
+           *t, *_scale_args(scale, fmt), FMT=fmt, DRAW=draw, WRITE_MASK=write_mask,
+           BLOCK=BLOCK)
+    return out
+
+
+def forward(out, x, mask, key, ctr_lo, ctr_hi, threshold, scale):
+    """``out`` = DropOutDoMask(x) for the draw at (key, (ctr_lo, ctr_hi)) with keep
+    threshold T (spec 4.2), and the packed mask into ``mask`` (uint8, mask_bytes(n)), or
+    no mask where ``mask`` is None; one launch (none for n = 0).  ``out`` and ``x`` are
+    flat, contiguous, of one float dtype; ``scale`` is fl_T(1 / (1 - p))."""
+    return _run(out, x, mask, (key, ctr_lo, ctr_hi), threshold, scale, True,
+                mask is not None, "dropout forward")
+
+
+def backward_from_mask(out, grad, mask, scale):
+    """``out`` = DropOutDoMask(grad) with the bits of the packed ``mask``; one launch."""
+    if mask is None:
+        raise TypeError("dropout backward: backward_from_mask needs the packed mask")
+    return _run(out, grad, mask, (0, 0, 0), 0, scale, False, False, "dropout backward")
+
+
+def backward_regenerate(out, grad, key, ctr_lo, ctr_hi, threshold, scale):
+    """``out`` = DropOutDoMask(grad) with the bits of the draw at (key, (ctr_lo, ctr_hi))
+    drawn again in the kernel (nothing saved but these scalars); one launch."""
+    return _run(out, grad, None, (key, ctr_lo, ctr_hi), threshold, scale, True, False,
+                "dropout backward")
