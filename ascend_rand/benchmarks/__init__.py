@@ -9,8 +9,11 @@ generators) and ``dropout`` (``ascend_rand.torch.dropout`` forward+backward
 against torch's) and ``entropy`` (the entropy pool against raw RDSEED, RDRAND
 and os.urandom) time ascend_rand against numpy measured alongside, and against
 randomgen, torch and a g++-built std::mt19937 where those are present: a
-missing peer is a table row saying why, never an error.  ``harness`` holds what
-they share; ``plot`` draws their rows (it needs matplotlib).
+missing peer is a table row saying why, never an error.  ``device`` (run only
+by ``--only device``) times the torch backend on a GPU or NPU against torch's
+own operators and counts each draw's kernel launches (on CPU tensors without a
+device).  ``harness`` holds what they share; ``plot`` draws their rows (it
+needs matplotlib).
 docs/performance.md explains the method, the rows and the targets.
 
 Each benchmark module has ``run(quick=, sizes=, log=)``, returning its
@@ -24,18 +27,22 @@ import sys
 import time
 from pathlib import Path
 
-from . import (distributions, dropout, entropy, harness, levels, mt19937, smalldraws,
+from . import (device, distributions, dropout, entropy, harness, levels, mt19937, smalldraws,
                torch_backend, uniform)
 
 # The order ``ascend-rand bench`` runs them in.
 BENCHMARKS = {"uniform": uniform, "distributions": distributions, "mt19937": mt19937,
               "smalldraws": smalldraws, "torch_backend": torch_backend, "dropout": dropout,
               "entropy": entropy}
+# Run only when asked for (--only): ``device`` (the torch backend on a GPU or NPU, or the
+# device paths' launch counts on CPU tensors under Triton's interpreter).
+ON_REQUEST = {"device": device}
 
 
 def add_arguments(parser):
     """``ascend-rand bench``'s options, on ``parser``."""
-    parser.add_argument("--only", choices=tuple(BENCHMARKS), help="run one benchmark")
+    parser.add_argument("--only", choices=tuple(BENCHMARKS) + tuple(ON_REQUEST),
+                        help="run one benchmark (device: only this way)")
     parser.add_argument("--quick", action="store_true",
                         help="1e6 elements only, fewer and shorter timed calls: a few seconds "
                              "per benchmark")
@@ -97,7 +104,7 @@ def main(args, error):
     log = harness.progress if sys.stderr.isatty() else None
     measured = []
     for i, name in enumerate(names):
-        module = BENCHMARKS[name]
+        module = BENCHMARKS[name] if name in BENCHMARKS else ON_REQUEST[name]
         if len(names) > 1:
             print(("\n" if i else "") + f"== {name}", flush=True)
         started = time.perf_counter()
