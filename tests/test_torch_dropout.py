@@ -451,3 +451,34 @@ def test_on_an_npu_the_torch_npu_operators_apply_our_mask(monkeypatch):
     assert all(torch.equal(c[1], mask) and c[2] == 0.2 for c in calls)
     assert torch.equal(y, torch.from_numpy(ar.apply_mask(x.numpy(), mask.numpy(), 0.2)))
     assert torch.equal(g, torch.from_numpy(ar.apply_mask(np.ones(300, np.float32), mask.numpy(), 0.2)))
+
+
+# NaN bits of each format: quiet, signalling, with payloads, negative.
+_NAN_BITS = {torch.float32: [0x7FC00000, 0x7F800001, 0xFFC12345, 0x7FBFFFFF],
+             torch.float64: [0x7FF8000000000000, 0x7FF0000000000001, 0xFFF8000000000123],
+             torch.float16: [0x7E00, 0x7C01, 0xFE05, 0x7DFF],
+             torch.bfloat16: [0x7FC0, 0x7F81, 0xFFC1, 0x7FBF]}
+_INT = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
+        torch.bfloat16: torch.int16}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 3, 8, 17, 64])
+def test_kept_nans_have_apply_masks_bits(dtype, n):
+    """A kept NaN has apply_mask's bits (docs/spec.md 4.7: quieted, sign and payload kept;
+    bfloat16 0x7FC0 with its sign), at every length, on the CPU path and on the device
+    path's torch operations (``_apply_whole``, here on CPU tensors).  torch's float32 ->
+    float16 / bfloat16 conversion gave 0x7FFF / 0xFFFF at some lengths and the quieted
+    payload at others, and CUDA's multiplication returns one canonical NaN."""
+    size = torch.empty(0, dtype=dtype).element_size()
+    words = np.resize(np.array(_NAN_BITS[dtype], dtype=f"u{size}"), n)
+    x = torch.from_numpy(words.view(f"i{size}")).view(dtype)
+    p = 1e-12  # every element kept (fl32(1 - p) = 1)
+    mask = ar.Generator(3).dropout_mask(n, p)
+    want = ar.apply_mask(to_numpy(x), mask, p)
+    want = torch.from_numpy(want.view(f"i{want.dtype.itemsize}").copy())
+    y = dropout(x, p, generator=ar.Generator(3))
+    assert torch.equal(y.view(_INT[dtype]), want)
+    whole = _dm._apply_whole(x, torch.from_numpy(mask), _dm._scale(p, DTYPE_NAMES[dtype]),
+                             DTYPE_NAMES[dtype])
+    assert torch.equal(whole.view(_INT[dtype]), want)

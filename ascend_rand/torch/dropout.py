@@ -15,11 +15,23 @@ What backward keeps between the passes is the ``mode``:
   draws the same mask again with ``ascend_rand.stateless.dropout_mask``.
 
 Both modes apply the same mask for the same Generator state and advance the
-Generator by exactly one draw per call in training with ``p > 0``.  Masks
-are drawn where the Generator draws (the host for the native and NumPy
-backends, its device for a ``backend="torch"`` Generator) and copied to x's
-device: ``_draw_mask`` and ``_regenerate_mask`` are the only two places.
+Generator by exactly one draw per call in training with ``p > 0``.
+
+Where x's device runs the Triton kernels (a CUDA or NPU tensor with a Triton
+that compiles for it, or any tensor with ``ASCEND_RAND_DEVICE_KERNELS=triton``,
+CPU tensors then under Triton's interpreter: ``backend/device_path.route``
+decides, as for every draw) and the Generator is a Philox one, each pass is
+one fused kernel (``backend/triton_kernels/dropout.py``): forward draws the
+mask from the reserved (key, counter) and applies it in the same launch,
+backward applies the saved mask or draws it again.  Otherwise masks are
+drawn where the Generator draws (the host for the native and NumPy backends,
+its device for a ``backend="torch"`` Generator) and copied to x's device:
+``_draw_mask`` and ``_regenerate_mask`` are the only two places.  Both give
+the same bits of y, the mask and dx, and leave the Generator in the same
+state.
 """
+
+import contextlib
 
 import numpy as np
 import torch
@@ -28,6 +40,7 @@ from .. import stateless
 from ..backend import resolve as resolve_backend
 from ..backend.torch import empty_cpu
 from ..distributions.bernoulli import plan_dropout_mask, probability
+from ..distributions.cache import cache_key, cached
 from ..distributions.uniform import in_dtype
 from ..engines import Philox
 from ..generator import _give_back
@@ -53,13 +66,13 @@ def _draw_mask(generator, n, p, device):
     return host_tensor(generator.dropout_mask(n, p)).to(device)
 
 
-def _reserve_draw(generator, n, p):
+def _reserve_draw(generator, n, p, plan=None):
     """The Philox (key, counter) of one dropout-mask draw from ``generator``, reserved.
 
     The Generator moves on by one draw, exactly as ``generator.dropout_mask``
     would move it; no word is computed here.
     """
-    plan = plan_dropout_mask((n,), p)
+    plan = plan_dropout_mask((n,), p) if plan is None else plan
     key, counter, words = generator.engine.reserve(plan, resolve_backend(generator.backend))
     if words is not None:  # only a counter-based engine names its draw by (key, counter)
         raise RuntimeError(f"dropout: engine {generator.engine!r} handed out words, not a counter")
@@ -74,6 +87,90 @@ def _regenerate_mask(key, counter, n, p, device, backend="auto", backend_device=
     """
     mask = stateless.dropout_mask(n, key, p, counter, backend=backend, device=backend_device)
     return host_tensor(mask).to(device)
+
+
+# -- the fused Triton kernels ---------------------------------------------------------------------
+
+def _fused_kernels(x, generator, plan):
+    """``triton_kernels.dropout`` where this call runs fused, else None.
+
+    Fused where ``device_path.route`` sends the mask's draw on x's device to the
+    Triton kernels (the torch backend's own rule and ASCEND_RAND_DEVICE_KERNELS;
+    a forced path that cannot run raises here, before anything is drawn) and
+    the Generator names its draws by (key, counter) (Philox; MT19937 hands out
+    words).  float64 on an NPU stays on torch_npu's operators (Ascend's vector
+    units have no float64, docs/spec.md A.6).
+    """
+    from ..backend import device_path
+
+    path, _ = device_path.route(x.device.type, plan)
+    if path != device_path.TRITON or not isinstance(generator.engine, Philox):
+        return None
+    if x.device.type == "npu" and x.dtype == torch.float64:
+        return None
+    with _kernel_mode():  # route imported the kernel table in the process's mode: so is this
+        from ..backend.triton_kernels import dropout as fused
+        from ..backend.triton_kernels.launch import interpreting
+    if interpreting(fused.dropout_kernel) != (device_path.process_mode() == "interpreted"):
+        raise device_path.DeviceKernelsError(
+            "dropout: ascend_rand.backend.triton_kernels.dropout was imported in the other "
+            "mode than the kernel table (TRITON_INTERPRET changed between the imports)")
+    return fused
+
+
+def _kernel_mode():
+    """TRITON_INTERPRET=1 for the block where this process has the kernels interpreted
+    (Triton reads it at import and, from 3.3, at each launch); nothing otherwise."""
+    from ..backend import device_path
+
+    if device_path.process_mode() == "interpreted":
+        return device_path.interpreting()
+    return contextlib.nullcontext()
+
+
+def _fused_forward(ctx, x, generator, fused, plan):
+    """Forward as one kernel: the draw reserved, then y (and in "packed" mode the mask)
+    written by one launch from (key, counter).  What backward needs is set on ``ctx``."""
+    n, p = ctx.n, ctx.p
+    ctx.fused = fused
+    ctx.threshold = plan.params[1]
+    keep_mask = ctx.mode == "packed" and not ctx.all_dropped
+    # Allocated before the reservation: a failed allocation draws nothing (docs/spec.md 2.2).
+    y = torch.zeros_like(x) if ctx.all_dropped else \
+        torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    mask = torch.empty(fused.mask_bytes(n), dtype=torch.uint8, device=x.device) \
+        if keep_mask else None
+    key, counter = _reserve_draw(generator, n, p, plan)
+    ctx.stream = (key, counter)
+    if ctx.all_dropped:  # every element dropped: the draw is made, nothing is kept
+        return y
+    try:
+        ctx.scale = _scale(p, ctx.dtype_name)
+        with _kernel_mode():
+            fused.forward(y.view(-1), x.detach().contiguous().view(-1), mask, key, *counter,
+                          ctx.threshold, ctx.scale)
+    except BaseException:  # a failed call reserves nothing (docs/spec.md 2.2)
+        _give_back(generator.engine, counter)
+        raise
+    if keep_mask:
+        ctx.save_for_backward(mask)
+    return y
+
+
+def _fused_backward(ctx, grad):
+    """dx as one kernel: from the saved mask, or with the bits drawn again from the
+    (key, counter) kept on ``ctx`` ("regenerate": nothing else was kept)."""
+    dx = torch.empty(grad.shape, dtype=grad.dtype, device=grad.device)
+    flat = grad.contiguous().view(-1)
+    with _kernel_mode():
+        if ctx.mode == "packed":
+            (mask,) = ctx.saved_tensors
+            ctx.fused.backward_from_mask(dx.view(-1), flat, mask, ctx.scale)
+        else:
+            key, counter = ctx.stream
+            ctx.fused.backward_regenerate(dx.view(-1), flat, key, *counter, ctx.threshold,
+                                          ctx.scale)
+    return dx
 
 
 def _unpack_keep_torch(mask, n):
@@ -152,8 +249,35 @@ def _scale_into(t, scale, dtype_name, out=None):
     """
     if dtype_name in ("float16", "bfloat16"):
         values = torch.mul(t.float(), scale).to(t.dtype)
-        return values if out is None else out.copy_(values)
-    return torch.mul(t, scale) if out is None else torch.mul(t, scale, out=out)
+        values = values if out is None else out.copy_(values)
+    else:
+        values = torch.mul(t, scale) if out is None else torch.mul(t, scale, out=out)
+    return _quiet_nans(values, t)
+
+
+# The quiet bit of a NaN, by format (bfloat16 takes its canonical NaN instead).
+_QUIET = {torch.float32: 0x00400000, torch.float64: 0x0008000000000000, torch.float16: 0x0200}
+
+
+def _quiet_nans(values, t):
+    """``values`` (t's product) with each NaN of ``t`` as ``apply_mask`` gives it (docs/spec.md
+    4.7): t's bits with the quiet bit set, and for bfloat16 0x7FC0 with t's sign.
+
+    torch's conversions differ in the NaN they return (float32 -> float16 on the CPU gave
+    0x7FFF or the quieted payload by the tensor's length; CUDA's multiplication returns
+    one canonical NaN), so the bits come from t, as the fused kernel makes them.
+    """
+    nan = torch.isnan(t)
+    if t.device.type == "cpu" and not bool(nan.any()):  # (on a device: no host sync)
+        return values
+    bits = t.view(_BITS[t.dtype])
+    if t.dtype == torch.bfloat16:
+        nan_bits = torch.bitwise_or(torch.bitwise_and(bits, -0x8000), 0x7FC0)
+    else:
+        nan_bits = torch.bitwise_or(bits, _QUIET[t.dtype])
+    held = values.view(_BITS[values.dtype])
+    held.copy_(torch.where(nan, nan_bits, held))
+    return values
 
 
 def _zero_dropped(values, keep):
@@ -176,15 +300,20 @@ class _DropoutFunction(torch.autograd.Function):
         dtype_name = float_dtype_name(x, "x", "dropout")
         ctx.n, ctx.p, ctx.mode, ctx.dtype_name = n, p, mode, dtype_name
         ctx.all_dropped = p == 1.0
+        ctx.fused = None
         if x.is_meta:
             # No mask and no memory (torch's dropout on meta makes none either); the
             # Generator moves on as the draw would (docs/spec.md 2.4).
             generator._skip(plan_dropout_mask((n,), p))
             return torch.empty_like(x)
+        plan = cached(cache_key("dropout_mask", (n,), (p,)), lambda: plan_dropout_mask((n,), p))
+        fused = _fused_kernels(x, generator, plan)
+        if fused is not None:
+            return _fused_forward(ctx, x, generator, fused, plan)
         if mode == "packed":
             mask = _draw_mask(generator, n, p, x.device)
         else:
-            key, counter = _reserve_draw(generator, n, p)
+            key, counter = _reserve_draw(generator, n, p, plan)
             backend = generator.backend
             ctx.stream = (key, counter, backend,
                           generator.device if is_tensor_backend(backend) else None)
@@ -215,6 +344,8 @@ class _DropoutFunction(torch.autograd.Function):
             return torch.zeros_like(grad), None, None, None
         if grad.is_meta:
             return torch.empty_like(grad), None, None, None
+        if ctx.fused is not None:
+            return _fused_backward(ctx, grad), None, None, None
         if ctx.mode == "packed":
             (mask,) = ctx.saved_tensors
         else:
