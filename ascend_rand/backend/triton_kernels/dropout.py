@@ -50,7 +50,6 @@ BLOCK = 512
 # Element formats (the kernel's FMT): float32, float64, float16, bfloat16.
 F32, F64, F16, BF16 = 0, 1, 2, 3
 _FMT = {"float32": F32, "float64": F64, "float16": F16, "bfloat16": BF16}
-_MASK32 = 0xFFFFFFFF
 
 
 @triton.jit
@@ -128,7 +127,8 @@ def dropout_kernel(out_ptr, in_ptr, mask_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr
             valid = e < left
             bits = tl.load(src + e, mask=valid, other=0)
             keep = ((byte >> k) & 1) != 0
-            tl.store(dst + e, tl.where(keep, _kept(bits, scale32, scale_hi, scale_lo, FMT), 0), mask=valid)
+            kept = _kept(bits, scale32, scale_hi, scale_lo, FMT)
+            tl.store(dst + e, tl.where(keep, kept, 0), mask=valid)
 
 
 # -- entry points ---------------------------------------------------------------------------------
