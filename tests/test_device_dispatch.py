@@ -283,6 +283,16 @@ def test_launch_table_on_cpu_tensors():
 
 
 @needs_interpreter
+def test_dropout_launches_one_kernel_a_pass_on_the_triton_path():
+    rows = bench_device.launch_table((16,), (300,), "cpu", draws=(bench_device.DROPOUT,),
+                                     torch_n=300)
+    by = {r["path"]: r for r in rows}
+    assert by["mirror"]["missing"].startswith("on CPU tensors the unfused dropout")
+    assert (by["triton"]["launches"], by["triton"]["triton_launches"]) == (2, 2)  # fwd, bwd
+    assert by["torch"]["triton_launches"] == 0 and by["torch"]["launches"] >= 2
+
+
+@needs_interpreter
 @peers.needs_native
 def test_device_benchmark_without_a_device_is_the_launch_table(capsys):
     if torch.cuda.is_available() or ar.backends()["npu"]["available"]:
