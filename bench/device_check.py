@@ -363,6 +363,12 @@ def tests(check, probe, build_info):
     if junit.exists():
         junit.unlink()
     budget = check.left() - BENCH_RESERVE_S[cuda]
+    if budget < 5:
+        check.report["tests"] = {"files": files, "returncode": None, "summary": "not run"}
+        check.step("tests", "failed", t0, f"not run: {check.left():.0f} s were left of "
+                   f"--time-limit {check.args.time_limit:g}, {BENCH_RESERVE_S[cuda]:.0f} s of "
+                   f"them kept for the benchmark")
+        return False
     env = check.env(**{SWITCH: "cuda" if cuda else None})
     code, text = check.call("tests", [check.args.python, "-m", "pytest", *present, "-q",
                                       "-p", "no:cacheprovider", "--junitxml", junit,
