@@ -271,7 +271,7 @@ def build(check, probe):
         if site.exists():
             shutil.rmtree(site)
         code, _ = check.call("build", pip, "build.log", 240)
-        attempts.append(f"{label}: {'ok' if code == 0 else 'failed'}")
+        attempts.append(f"{label}: {_outcome(code)}")
         return code == 0
 
     method = None
@@ -286,7 +286,7 @@ def build(check, probe):
     if method is None:
         code, _ = check.call("build", [py, "setup.py", "build_ext", "--inplace"], "build.log", 240,
                              cwd=src)
-        attempts.append(f"setup.py build_ext --inplace: {'ok' if code == 0 else 'failed'}")
+        attempts.append(f"setup.py build_ext --inplace: {_outcome(code)}")
         check.pythonpath = [src]
         method = "setup.py build_ext --inplace, PYTHONPATH" if code == 0 else \
             "the source copy without a native core (the NumPy fallback is the reference)"
@@ -300,7 +300,9 @@ def build(check, probe):
     try:
         info = json.loads(text.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        check.step("build", "error", t0, f"ascend_rand does not import: {text[-400:]}")
+        why = "the time limit was reached" if code is None else \
+            f"ascend_rand does not import: {text[-400:]}"
+        check.step("build", "error", t0, f"{why}; {'; '.join(attempts)} (logs/build.log)")
         return None
     native = info["native"]
     info.update(method=method, attempts=attempts, reference="native" if native["available"]
@@ -314,6 +316,11 @@ def build(check, probe):
     return info
 
 
+def _outcome(code):
+    return "ok" if code == 0 else "stopped at the time limit" if code is None else \
+        f"failed (exit {code})"
+
+
 def _ml_dtypes(check, probe, attempts):
     """None: ml_dtypes importable; a path added; False: missing with no wheel for it."""
     if probe["versions"].get("ml_dtypes") is not None:
@@ -324,7 +331,7 @@ def _ml_dtypes(check, probe, attempts):
     code, _ = check.call("build", [check.args.python, "-m", "pip", "install", "--no-index",
                                    "--no-deps", "--find-links", Path(check.args.wheels).resolve(),
                                    "--target", deps, "ml_dtypes"], "build.log", 60)
-    attempts.append(f"ml_dtypes from {check.args.wheels}: {'ok' if code == 0 else 'failed'}")
+    attempts.append(f"ml_dtypes from {check.args.wheels}: {_outcome(code)}")
     if code != 0:
         return False
     check.pythonpath.append(deps)
