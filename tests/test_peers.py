@@ -31,6 +31,8 @@ IMPORT_NAME = {
     "mindspore": "mindspore",
     "torch": "torch",
     "rich": "rich",
+    # the device kernels, run under Triton's interpreter (tests/test_triton_*.py)
+    "triton": "triton",
     # the documentation site (tests/test_docs_site.py builds it)
     "mkdocs": "mkdocs",
     "mkdocs-material": "material",
