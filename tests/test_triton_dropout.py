@@ -28,27 +28,19 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the fused dropout kernels fill torch tensors")
 
-# ASCEND_RAND_TRITON_TEST_DEVICE=cuda: compiled for that device; unset or "cpu": interpreted.
-DEVICE = os.environ.get("ASCEND_RAND_TRITON_TEST_DEVICE") or "cpu"
-COMPILED = DEVICE != "cpu"
-if COMPILED and not (DEVICE.startswith("cuda") and torch.cuda.is_available()):
-    pytest.skip(f"ASCEND_RAND_TRITON_TEST_DEVICE={DEVICE}: no such CUDA device here",
-                allow_module_level=True)
-_previous = os.environ.get("TRITON_INTERPRET")
-os.environ["TRITON_INTERPRET"] = "0" if COMPILED else "1"  # before triton is first imported
-try:
-    pytest.importorskip("triton", reason="triton is not installed (the test extra pins "
-                                         "triton==3.2.0)")
+import triton_support  # noqa: E402  (tests/triton_support.py, on sys.path by conftest)
+from triton_support import COMPILED, DEVICE, assert_same_bits, bits  # noqa: E402
+# the fixtures, used by name
+from triton_support import interpret_env, launch_counter  # noqa: E402,F401
+
+triton_support.skip_without_the_device()
+with triton_support.kernel_imports():  # before triton is first imported
+    triton_support.import_triton()
     from ascend_rand.backend import device_path  # noqa: E402
     from ascend_rand.backend.triton_kernels import launch  # noqa: E402
 
     device_path.kernels(interpret=not COMPILED)  # the kernel table (interpreted: repaired)
     from ascend_rand.backend.triton_kernels import dropout as td  # noqa: E402
-finally:
-    if _previous is None:
-        os.environ.pop("TRITON_INTERPRET", None)
-    else:
-        os.environ["TRITON_INTERPRET"] = _previous
 
 import ml_dtypes  # noqa: E402
 
@@ -59,9 +51,11 @@ from ascend_rand.torch import dropout, Dropout  # noqa: E402
 fdropout = sys.modules["ascend_rand.torch.dropout"]
 
 # The interpreter multiplies with NumPy, which warns where a product overflows or meets a
-# NaN: those are the special values under test, not a fault.
+# NaN: those are the special values under test, not a fault.  TRITON_INTERPRET=1 while each
+# test runs (interpreted; compiled, the tests put their tensors on the device themselves).
 pytestmark = [pytest.mark.filterwarnings("ignore:overflow encountered in multiply"),
-              pytest.mark.filterwarnings("ignore:invalid value encountered in multiply")]
+              pytest.mark.filterwarnings("ignore:invalid value encountered in multiply"),
+              pytest.mark.usefixtures("interpret_env")]
 
 TOP = (1 << 64) - 1
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
@@ -86,12 +80,6 @@ CASES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def interpret_env(monkeypatch):
-    if not COMPILED:
-        monkeypatch.setenv("TRITON_INTERPRET", "1")
-
-
 def test_kernels_in_the_mode_asked():
     assert launch.interpreting(td.dropout_kernel) is not COMPILED
 
@@ -102,40 +90,6 @@ def small_tiles(monkeypatch):
     hundred elements takes many tiles, and each program loops over several."""
     monkeypatch.setattr(td, "BLOCK", 4)
     monkeypatch.setattr(launch, "PROGRAMS", 2)
-
-
-@pytest.fixture
-def launch_counter(monkeypatch):
-    """Kernel launches counted at the runtime's own entry (interpreted and compiled)."""
-    from triton.runtime import interpreter, jit
-
-    count = {"n": 0}
-    for cls, name in ((interpreter.GridExecutor, "__call__"), (jit.JITFunction, "run")):
-        original = getattr(cls, name)
-
-        def counted(self, *args, _original=original, **kwargs):
-            count["n"] += 1
-            return _original(self, *args, **kwargs)
-
-        monkeypatch.setattr(cls, name, counted)
-    return count
-
-
-def bits(t):
-    """A tensor's or array's element bits, flat, as NumPy unsigned integers."""
-    if isinstance(t, torch.Tensor):
-        t = t.detach().reshape(-1).cpu()
-        t = t.view(INT.get(t.dtype, t.dtype)).numpy()
-    a = np.ascontiguousarray(t).reshape(-1)
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
-
-
-def assert_same_bits(got, want, what):
-    got, want = bits(got), bits(want)
-    assert got.shape == want.shape, what
-    bad = np.flatnonzero(got != want)
-    assert bad.size == 0, (f"{what}: {bad.size} elements differ, first at {bad[:5]}: "
-                           f"{[hex(v) for v in got[bad[:5]]]} != {[hex(v) for v in want[bad[:5]]]}")
 
 
 def as_numpy(t, name):

@@ -16,7 +16,6 @@ The tests run in seconds on small sizes; a kernel's grid loop is exercised
 by shrinking its tile (``launch.BLOCKS``) and grid (``launch.PROGRAMS``).
 """
 
-import os
 import struct
 
 import numpy as np
@@ -24,19 +23,15 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the Triton kernels fill torch tensors")
 
-# ASCEND_RAND_TRITON_TEST_DEVICE=cuda (bench/device_check.sh): the same tests compiled for
-# that device, their tensors made there (torch's default device); unset or "cpu": interpreted.
-DEVICE = os.environ.get("ASCEND_RAND_TRITON_TEST_DEVICE") or "cpu"
-COMPILED = DEVICE != "cpu"
-if COMPILED and not (DEVICE.startswith("cuda") and torch.cuda.is_available()):
-    pytest.skip(f"ASCEND_RAND_TRITON_TEST_DEVICE={DEVICE}: no such CUDA device here",
-                allow_module_level=True)
-_previous = os.environ.get("TRITON_INTERPRET")
+import triton_support  # noqa: E402  (tests/triton_support.py, on sys.path by conftest)
+from triton_support import COMPILED, DEVICE, assert_same_bits, bits  # noqa: E402
+# the fixtures, used by name
+from triton_support import interpret_env, launch_counter, on_test_device  # noqa: E402,F401
+
+triton_support.skip_without_the_device()
 # before any @triton.jit below or in the package runs
-os.environ["TRITON_INTERPRET"] = "0" if COMPILED else "1"
-try:
-    triton = pytest.importorskip(
-        "triton", reason="triton is not installed (the test extra pins triton==3.2.0)")
+with triton_support.kernel_imports():
+    triton = triton_support.import_triton()
     import triton.language as tl  # noqa: E402
 
     from ascend_rand.backend.triton_kernels import conversions as tconv  # noqa: E402
@@ -90,13 +85,6 @@ try:
         w = tl.load(w_ptr + j).to(tl.uint32, bitcast=True)
         bit = tconv.bernoulli_bit_p(w, tl.load(p_ptr + j))
         tl.store(out_ptr + j, bit.to(tl.int32))
-finally:
-    # Leave the process as it was for other test files; this file's tests set it again
-    # (interpret_env: newer Triton versions read it at launch as well).
-    if _previous is None:
-        os.environ.pop("TRITON_INTERPRET", None)
-    else:
-        os.environ["TRITON_INTERPRET"] = _previous
 
 import ascend_rand as ar  # noqa: E402
 from ascend_rand.distributions import bernoulli as dbern  # noqa: E402
@@ -106,7 +94,9 @@ from ascend_rand.fallback import conversions as fconv  # noqa: E402
 
 import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
 
-pytestmark = peers.needs_native  # the reference is the native backend (an error in CI)
+# the reference is the native backend (an error in CI); TRITON_INTERPRET=1 while each test
+# runs, or compiled its tensors on the test device
+pytestmark = [peers.needs_native, pytest.mark.usefixtures("on_test_device")]
 
 TOP = (1 << 64) - 1
 KEYS = [0, TOP, 0x0123456789ABCDEF, 0x9E3779B97F4A7C15]
@@ -130,19 +120,6 @@ TORCH = {"float32": torch.float32, "float64": torch.float64, "float16": torch.fl
 NATIVE = ar.backend.resolve("native") if peers.NATIVE_OK else None
 
 
-def bits(array):
-    """An array's (or tensor's) element bits as unsigned integers, flat (bool as uint8)."""
-    if isinstance(array, torch.Tensor):
-        t = array.detach().reshape(-1)
-        if t.dtype == torch.bool:
-            return t.view(torch.uint8).cpu().numpy()
-        if t.dtype == torch.bfloat16:
-            t = t.view(torch.int16)
-        array = t.cpu().numpy()
-    a = np.ascontiguousarray(array).reshape(-1)
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
-
-
 def run_triton(plan, key, counter, fill=None):
     """The plan's draw by the Triton kernels (Plan entry point), on a CPU tensor."""
     out = torch.empty(plan.count, dtype=TORCH[plan.dtype])
@@ -153,27 +130,8 @@ def run_triton(plan, key, counter, fill=None):
 
 
 def assert_bits_equal(plan, key, counter, expected, fill=None):
-    got = bits(run_triton(plan, key, counter, fill))
-    want = bits(expected)
-    assert got.shape == want.shape
-    bad = np.flatnonzero(got != want)
-    assert bad.size == 0, (f"{plan}: {bad.size} elements differ, first at {bad[:5]}: "
-                           f"{got[bad[:5]]} != {want[bad[:5]]}")
-    return got
-
-
-@pytest.fixture(autouse=True)
-def interpret_env(monkeypatch):
-    """TRITON_INTERPRET=1 while a test runs: Triton 3.2 read it at @triton.jit time (the
-    imports above), later versions also when a launch imports more of triton.  Compiled
-    (ASCEND_RAND_TRITON_TEST_DEVICE): the test's tensors on that device instead."""
-    if COMPILED:
-        torch.set_default_device(DEVICE)
-        yield
-        torch.set_default_device(None)
-        return
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    yield
+    """The Triton kernels' draw of ``plan`` has ``expected``'s bits; returns them."""
+    return assert_same_bits(run_triton(plan, key, counter, fill), expected, str(plan))
 
 
 @pytest.fixture
@@ -508,24 +466,6 @@ def test_grid_loop_and_limbs(name, plan, expected, small_tiles, mulhi):
 
 
 # -- one launch per draw ----------------------------------------------------------------------------
-
-@pytest.fixture
-def launch_counter(monkeypatch):
-    """Counts launches at the runtime's entry: the interpreter's grid executor (every
-    ``kernel[grid](...)`` under TRITON_INTERPRET=1) and the compiled JITFunction.run."""
-    from triton.runtime import interpreter, jit
-
-    count = {"n": 0}
-    for cls, name in ((interpreter.GridExecutor, "__call__"), (jit.JITFunction, "run")):
-        original = getattr(cls, name)
-
-        def counted(self, *args, _original=original, **kwargs):
-            count["n"] += 1
-            return _original(self, *args, **kwargs)
-
-        monkeypatch.setattr(cls, name, counted)
-    return count
-
 
 @pytest.mark.parametrize("name, plan, expected", GRID_PLANS, ids=[g[0] for g in GRID_PLANS])
 def test_one_launch_per_draw(name, plan, expected, launch_counter, small_tiles):

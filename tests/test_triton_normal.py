@@ -31,19 +31,15 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the Triton kernels fill torch tensors")
 
-# ASCEND_RAND_TRITON_TEST_DEVICE=cuda (bench/device_check.sh): the same tests compiled for
-# that device, their tensors made there (torch's default device); unset or "cpu": interpreted.
-DEVICE = os.environ.get("ASCEND_RAND_TRITON_TEST_DEVICE") or "cpu"
-COMPILED = DEVICE != "cpu"
-if COMPILED and not (DEVICE.startswith("cuda") and torch.cuda.is_available()):
-    pytest.skip(f"ASCEND_RAND_TRITON_TEST_DEVICE={DEVICE}: no such CUDA device here",
-                allow_module_level=True)
-_previous = os.environ.get("TRITON_INTERPRET")
+import triton_support  # noqa: E402  (tests/triton_support.py, on sys.path by conftest)
+from triton_support import COMPILED, DEVICE, assert_same_bits  # noqa: E402
+# the fixtures, used by name
+from triton_support import interpret_env, launch_counter, on_test_device  # noqa: E402,F401
+
+triton_support.skip_without_the_device()
 # before any @triton.jit below or in the package runs
-os.environ["TRITON_INTERPRET"] = "0" if COMPILED else "1"
-try:
-    triton = pytest.importorskip(
-        "triton", reason="triton is not installed (the test extra pins triton==3.2.0)")
+with triton_support.kernel_imports():
+    triton = triton_support.import_triton()
     import triton.language as tl  # noqa: E402
 
     from ascend_rand.backend.triton_kernels import detmath as tdm  # noqa: E402
@@ -96,13 +92,6 @@ try:
             z = tzig.ziggurat_f32(w, j < BLOCK, j.to(tl.uint32), i_hi, c0, c1, c2, c3, k0, k1,
                                   W, K, F, lo, hi, BOUNDED, False)
         tl.store(out_ptr + j, z)
-finally:
-    # Leave the process as it was for other test files; this file's tests set it again
-    # (interpret_env: newer Triton versions read it at launch as well).
-    if _previous is None:
-        os.environ.pop("TRITON_INTERPRET", None)
-    else:
-        os.environ["TRITON_INTERPRET"] = _previous
 
 import ascend_rand as ar  # noqa: E402
 from ascend_rand.distributions import normal as dnormal  # noqa: E402
@@ -119,7 +108,9 @@ from ascend_rand.fallback import normal as fnormal  # noqa: E402
 
 import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
 
-pytestmark = peers.needs_native  # the reference is the native backend (an error in CI)
+# the reference is the native backend (an error in CI); TRITON_INTERPRET=1 while each test
+# runs, or compiled its tensors on the test device
+pytestmark = [peers.needs_native, pytest.mark.usefixtures("on_test_device")]
 
 M64 = (1 << 64) - 1
 INF = float("inf")
@@ -144,24 +135,6 @@ CASES = [
 LOC_SCALES = [(3.5, 2.25), (-1000.0, 1e-3), (0.1, 0.7)]  # 0.1 and 0.7 round in float32
 
 
-def bits(x):
-    """Bit patterns of a tensor or array, flat."""
-    if isinstance(x, torch.Tensor):
-        x = x.detach().reshape(-1)
-        x = x.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()])
-        return x.cpu().numpy()
-    x = np.ascontiguousarray(x).reshape(-1)
-    return x.view({2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize])
-
-
-def assert_same(got, expected, what):
-    g, e = bits(got), bits(expected)
-    assert g.shape == e.shape, f"{what}: {g.shape} elements, expected {e.shape}"
-    bad = np.flatnonzero(g != e)
-    assert bad.size == 0, (f"{what}: {bad.size} of {g.size} differ, first at {bad[:5].tolist()}:"
-                           f" {g[bad[:5]].tolist()} != {e[bad[:5]].tolist()}")
-
-
 def triton_run(plan, key, counter):
     """The plan's draw by the Triton kernels (its kernel's entry point) on a CPU tensor."""
     out = torch.empty(plan.count, dtype=TORCH[plan.dtype])
@@ -173,22 +146,8 @@ def triton_run(plan, key, counter):
 def check_plan(plan, key, counter, what):
     expected = NATIVE.run(plan, key, counter)
     got = triton_run(plan, key, counter)
-    assert_same(got, expected, what)
+    assert_same_bits(got, expected, what)
     return got
-
-
-@pytest.fixture(autouse=True)
-def interpret_env(monkeypatch):
-    """TRITON_INTERPRET=1 while a test runs: Triton 3.2 read it at @triton.jit time (the
-    imports above), later versions also when a launch imports more of triton.  Compiled
-    (ASCEND_RAND_TRITON_TEST_DEVICE): the test's tensors on that device instead."""
-    if COMPILED:
-        torch.set_default_device(DEVICE)
-        yield
-        torch.set_default_device(None)
-        return
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    yield
 
 
 @pytest.fixture
@@ -198,24 +157,6 @@ def small_tiles(monkeypatch):
     monkeypatch.setattr(launch, "PROGRAMS", 2)
     for name in nd.BLOCKS:
         monkeypatch.setitem(nd.BLOCKS, name, 4)
-
-
-@pytest.fixture
-def launch_counter(monkeypatch):
-    """Counts launches at the runtime's entry: the interpreter's grid executor (every
-    ``kernel[grid](...)`` under TRITON_INTERPRET=1) and the compiled JITFunction.run."""
-    from triton.runtime import interpreter as rt_interpreter, jit
-
-    count = {"n": 0}
-    for cls, name in ((rt_interpreter.GridExecutor, "__call__"), (jit.JITFunction, "run")):
-        original = getattr(cls, name)
-
-        def counted(self, *args, _original=original, **kwargs):
-            count["n"] += 1
-            return _original(self, *args, **kwargs)
-
-        monkeypatch.setattr(cls, name, counted)
-    return count
 
 
 class Paths:
@@ -319,7 +260,7 @@ def test_detmath_matches_fallback(width):
     expected = [getattr(fdm, "log" + suffix)(x), getattr(fdm, "exp" + suffix)(x),
                 *getattr(fdm, "sincos" + suffix)(x)]
     for column, (name, want) in enumerate(zip(("log", "exp", "sin", "cos"), expected)):
-        assert_same(got[:, column].contiguous(), want, name + suffix)
+        assert_same_bits(got[:, column].contiguous(), want, name + suffix)
 
 
 # -- normal: every dtype and method -------------------------------------------------------------
@@ -461,7 +402,7 @@ def test_ziggurat_on_chosen_words(monkeypatch, f64, bounds):
     stream = launch.stream_args(key, *counter)
     _ziggurat_words_kernel[(1,)](w, out, *stream, *(t64 if f64 else t32), lo, hi, 0,
                                  BOUNDED=bounds is not None, F64=f64, BLOCK=u.size)
-    assert_same(out, expected, f"ziggurat on chosen words f64={f64} bounds={bounds}")
+    assert_same_bits(out, expected, f"ziggurat on chosen words f64={f64} bounds={bounds}")
 
 
 # -- truncated normal ---------------------------------------------------------------------------
@@ -615,7 +556,7 @@ def test_plans_through_the_kernel_table():
         assert tk.supports(plan)
         out = torch.empty(plan.shape, dtype=TORCH[plan.dtype])
         assert tk.fill(plan, out, 11, (M64, 2)) is out
-        assert_same(out, NATIVE.run(plan, 11, (M64, 2)), plan.kernel)
+        assert_same_bits(out, NATIVE.run(plan, 11, (M64, 2)), plan.kernel)
 
 
 # -- arguments ----------------------------------------------------------------------------------
