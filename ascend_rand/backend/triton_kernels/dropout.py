@@ -10,6 +10,12 @@ One kernel, four uses, each one launch (no host round trip):
 - backward, regenerate: the bits drawn again from (key, counter) in the
   kernel, so nothing but those scalars was kept between the passes.
 
+Each also has a graph-safe form (``forward_from_state``,
+``backward_regenerate_at``): the (key, counter) read on the device from a
+Generator's device state (state.py) or from the forward's ``drawn_at``, the
+tensor of (seed, offset) its program 0 wrote, so a captured graph draws a
+fresh mask on each replay.
+
 A tile is BLOCK mask bytes, 8 * BLOCK elements: byte j takes its bits from
 Philox blocks 2j (elements 8j .. 8j + 3) and 2j + 1 (8j + 4 .. 8j + 7), as
 ``bernoulli_packed_kernel`` does, and element 8j + k is read and written
@@ -34,13 +40,15 @@ conversion or compiler choice touches a value it should not:
   returns one canonical NaN).
 """
 
+import functools
+
 import triton
 import triton.language as tl
 
 from .conversions import bernoulli_bit_below, bits16_to_f32, f64_from_halves, round_f32_to_16_bits
 from .launch import cdiv, int32, launch, stream_args
 from .philox import blocks
-from .words import STREAM, stream_words
+from .words import STREAM, draw_words
 
 # Mask bytes per tile (8 elements each): a program's live vectors (two Philox blocks of
 # four lanes, one element load at a time) stay within an Ascend vector core's unified
@@ -101,11 +109,20 @@ def _kept(bits, scale32, scale_hi, scale_lo, FMT: tl.constexpr):
 def dropout_kernel(out_ptr, in_ptr, mask_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                    nbytes, t_minus_1, t_nonzero, scale32, scale_hi, scale_lo,
                    FMT: tl.constexpr, DRAW: tl.constexpr, WRITE_MASK: tl.constexpr,
-                   BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
+                   BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
+                   state_ptr=None, FROM_STATE: tl.constexpr = False,
+                   drawn_ptr=None, WRITE_DRAWN: tl.constexpr = False):
     """out = DropOutDoMask(in) over n elements (integer views of T), the bits drawn
     (``DRAW``, and written to the ``nbytes``-byte mask when ``WRITE_MASK``) or read from
-    ``mask_ptr``; the grid loops over ceil(nbytes / BLOCK) tiles."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    ``mask_ptr``; the grid loops over ceil(nbytes / BLOCK) tiles.  ``FROM_STATE``: the
+    seed and offset read from ``state_ptr`` (a device state, or a ``drawn_at``: its
+    first four int32 words are the same); ``WRITE_DRAWN``: program 0 copies those four
+    words to ``drawn_ptr``, the (seed, offset) a regenerating backward draws again."""
+    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
+                                        FROM_STATE)
+    if WRITE_DRAWN:
+        w = tl.arange(0, 4)
+        tl.store(drawn_ptr + w, tl.load(state_ptr + w), mask=(w < 4) & (tl.program_id(0) == 0))
     tm1 = t_minus_1.to(tl.uint32, bitcast=True)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(nbytes, BLOCK), tl.num_programs(0)):
@@ -194,22 +211,29 @@ def mask_bytes(n):
     return cdiv(n, 128) * 16
 
 
-def _run(out, src, mask, stream, threshold, scale, draw, write_mask, what):
+def _run(out, src, mask, stream, threshold, scale, draw, write_mask, what, source=None):
+    """One launch of the kernel; ``source`` None: the scalar (key, counter) ``stream``;
+    else the state form's launch keywords (``_state_source``), launched even for n = 0
+    when it writes ``drawn_at`` (program 0 alone, no tile)."""
     out_v, src_v, fmt = _views(out, src, what)
     n = out.numel()
     if mask is not None:
         _check_mask(mask, n, out, what)
-    key, ctr_lo, ctr_hi = stream
-    words = stream_args(key, ctr_lo, ctr_hi)
+    if source is None:
+        key, ctr_lo, ctr_hi = stream
+        words = stream_args(key, ctr_lo, ctr_hi)
+        source = {}
+    else:
+        words = (0,) * 6  # (the counter's low half of a Generator draw is 0: spec 2.4)
     t = _threshold(threshold) if draw else (0, 0)
-    if not n:  # (and a mask of 0 bytes: nothing to write)
+    if not n and not source.get("WRITE_DRAWN"):  # (and a mask of 0 bytes: nothing to write)
         return out
     # The tiles the grid covers: the whole mask when it is written (its padding bytes are
     # 0), else just the bytes that hold elements' bits.
     nbytes = mask_bytes(n) if write_mask else cdiv(n, 8)
     launch(dropout_kernel, out, cdiv(nbytes, BLOCK), out_v, src_v, mask, n, *words, nbytes,
            *t, *_scale_args(scale, fmt), FMT=fmt, DRAW=draw, WRITE_MASK=write_mask,
-           BLOCK=BLOCK)
+           BLOCK=BLOCK, **source)
     return out
 
 
@@ -234,3 +258,123 @@ def backward_regenerate(out, grad, key, ctr_lo, ctr_hi, threshold, scale):
     drawn again in the kernel (nothing saved but these scalars); one launch."""
     return _run(out, grad, None, (key, ctr_lo, ctr_hi), threshold, scale, True, False,
                 "dropout backward")
+
+
+# -- the graph-safe forms: (seed, offset) from a device state (state.py) ---------------------------
+
+def _dtype_name(dtype):
+    import torch
+
+    names = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
+             torch.bfloat16: "bfloat16"}
+    name = dtype if dtype in names.values() else names.get(dtype)
+    if name is None:
+        raise TypeError(f"dropout: dtype {dtype!r} is not float32, float64, float16 or bfloat16")
+    return name
+
+
+@functools.lru_cache(maxsize=256)
+def keep_threshold(p):
+    """T of spec 4.2 for drop probability ``p``: bit i keeps where w_i < T, the threshold
+    of fl32(1 - p) (``plan_dropout_mask``'s; a binary search, so cached)."""
+    from ...distributions.bernoulli import keep_probability, threshold
+
+    return threshold(keep_probability(p, "dropout"))
+
+
+def dropout_scale(p, dtype):
+    """fl_T(1 / (1 - p)) in ``dtype`` T (a torch dtype or its name), the division in float64
+    (spec 4.7); 0.0 for p = 1, where nothing is kept and the scale is never applied."""
+    from ...distributions.bernoulli import probability
+    from ...distributions.uniform import in_dtype
+
+    p = probability(p, "p", "dropout")
+    name = _dtype_name(dtype)
+    return 0.0 if p == 1.0 else in_dtype(1.0 / (1.0 - p), name)
+
+
+def _state_source(state, device, drawn_at=None):
+    from . import state as _state
+
+    source = {"state_ptr": _state.words(state, device), "FROM_STATE": True}
+    if drawn_at is not None:
+        source.update(drawn_ptr=drawn_at.view(-1).view(_torch().int32), WRITE_DRAWN=True)
+    return source
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _check_drawn_at(drawn_at, device, what):
+    torch = _torch()
+    if not isinstance(drawn_at, torch.Tensor) or drawn_at.dtype != torch.int64 \
+            or drawn_at.numel() != 2 or not drawn_at.is_contiguous():
+        raise TypeError(f"{what}: drawn_at must be the contiguous int64 tensor of 2 (seed, "
+                        f"offset) the forward returned, got "
+                        f"{getattr(drawn_at, 'dtype', type(drawn_at).__name__)} of shape "
+                        f"{tuple(getattr(drawn_at, 'shape', ()))}")
+    if drawn_at.device != device:
+        raise ValueError(f"{what}: drawn_at is on {drawn_at.device}, the gradient on {device}")
+
+
+def _out_like(out, flat, what):
+    torch = _torch()
+    if out is None:
+        return torch.empty_like(flat)
+    if not isinstance(out, torch.Tensor) or out.numel() != flat.numel() \
+            or out.dtype != flat.dtype or out.device != flat.device or not out.is_contiguous():
+        raise ValueError(f"{what}: out must be a contiguous {flat.dtype} tensor of "
+                         f"{flat.numel()} elements on {flat.device}")
+    return out.view(-1)
+
+
+def forward_from_state(x, state, p, keep_mask=True, out=None):
+    """The graph-safe forward: (y, mask or None, drawn_at) for the next draw of the device
+    state ``state`` (state.py, on x's device), which then moves on by one offset.
+
+    y = DropOutDoMask(x) (x's shape, the bits of ``forward`` at the state's (seed,
+    (0, offset))); ``mask`` the packed keep mask (uint8, mask_bytes(n)) when
+    ``keep_mask``; ``drawn_at`` an int64 tensor of 2, (seed, offset) as the kernel read
+    them (program 0 writes it), all ``backward_regenerate_at`` needs.  Two launches (the
+    kernel, then the advance; for an empty x the kernel still runs, to write drawn_at),
+    nothing read back to the host: capturable in a graph, each replay the next draw.
+    """
+    torch = _torch()
+    what = "dropout forward"
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{what}: x must be a torch.Tensor, got {type(x).__name__}")
+    scale = dropout_scale(p, x.dtype)
+    t = keep_threshold(float(p))
+    flat = x.detach().contiguous().view(-1)
+    y = _out_like(out, flat, what)
+    n = flat.numel()
+    mask = torch.empty(mask_bytes(n), dtype=torch.uint8, device=x.device) if keep_mask else None
+    drawn_at = torch.empty(2, dtype=torch.int64, device=x.device)
+    source = _state_source(state, x.device, drawn_at)
+    _run(y, flat, mask, None, t, scale, True, keep_mask, what, source)
+    from . import state as _state
+
+    _state.advance(state)
+    return y.view(x.shape), mask, drawn_at
+
+
+def backward_regenerate_at(grad, drawn_at, p, out=None):
+    """dx = DropOutDoMask(grad) (grad's shape) with the forward's bits drawn again in the
+    kernel from ``drawn_at`` (the forward's (seed, offset) tensor, on grad's device): one
+    launch, no host read; the bits of ``backward_regenerate`` at (seed, (0, offset))."""
+    torch = _torch()
+    what = "dropout backward"
+    if not isinstance(grad, torch.Tensor):
+        raise TypeError(f"{what}: grad must be a torch.Tensor, got {type(grad).__name__}")
+    scale = dropout_scale(p, grad.dtype)
+    t = keep_threshold(float(p))
+    _check_drawn_at(drawn_at, grad.device, what)
+    flat = grad.detach().contiguous().view(-1)
+    dx = _out_like(out, flat, what)
+    # drawn_at's four int32 words are the state's first four: seed, then offset.
+    source = {"state_ptr": drawn_at.view(-1).view(torch.int32), "FROM_STATE": True}
+    _run(dx, flat, None, None, t, scale, True, False, what, source)
+    return dx.view(grad.shape)

@@ -9,6 +9,11 @@ counter)`` runs a Plan (distributions/plan.py) the way the torch backend
 does.  Engine words (MT19937's ``words=``) are not a Philox stream: those
 draws stay on the torch-operation path.
 
+Every entry also takes ``state=``, a graph-safe Generator's device state
+(state.py): the kernel then reads the seed and offset from that tensor on the
+device instead of the scalar arguments (``fill_from_state`` runs a Plan so,
+and advances the state).
+
 For example ``raw(out, 0, 0, 0)`` on a CUDA uint32 tensor of four elements
 gives Random123's known answer for a zero key and counter, [1713891541,
 3781805453, 3159862348, 2600524760] (tests/test_triton_kernels.py runs such
@@ -20,8 +25,8 @@ import struct
 import numpy as np
 import torch
 
-from . import interpreter
-from .launch import BLOCKS, cdiv, int32, launch, stream_args
+from . import interpreter, state as _state
+from .launch import BLOCKS, cdiv, draw_source, int32, launch
 from .bernoulli import bernoulli_kernel, bernoulli_packed_kernel
 from .integers import integers_128_kernel, integers_64_kernel
 from .normal_draws import normal, truncated_normal
@@ -66,21 +71,21 @@ def _f64_halves(value):
 
 # -- raw words: docs/spec.md section 3.1 --------------------------------------------------------
 
-def raw(out, key, ctr_lo, ctr_hi, words=None):
+def raw(out, key, ctr_lo, ctr_hi, words=None, *, state=None):
     """uint32: word i; uint64: (word 2i << 32) | word 2i+1."""
     _check_out(out, "raw", (torch.uint32, torch.uint64))
     _philox_only(words, "raw")
-    stream = stream_args(key, ctr_lo, ctr_hi)
+    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
     slots = out.numel() * (2 if out.dtype == torch.uint64 else 1)
     if slots:
         block = BLOCKS["words"]
         launch(raw_kernel, out, cdiv(slots, 4 * block), out.view(torch.int32), slots, *stream,
-               SWAP_HALVES=out.dtype == torch.uint64, BLOCK=block)
+               SWAP_HALVES=out.dtype == torch.uint64, BLOCK=block, **source)
 
 
 # -- uniform floats: docs/spec.md sections 3.2 and 3.3 ------------------------------------------
 
-def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None):
+def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None, *, state=None):
     """[0, 1) values, or fl(fl(x * span) + low) in the output format when ``scaled``;
     ``low`` and ``span`` are already values of the format (distributions/uniform.py)."""
     want = _FLOAT.get(fmt)
@@ -88,7 +93,7 @@ def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None):
         raise ValueError(f"uniform: unknown format {fmt!r}; expected one of {tuple(_FLOAT)}")
     _check_out(out, "uniform", (want,))
     _philox_only(words, "uniform")
-    stream = stream_args(key, ctr_lo, ctr_hi)
+    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
     n = out.numel()
     if not n:
         return
@@ -96,21 +101,22 @@ def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None):
     scaled = bool(scaled)
     if fmt == "float32":
         launch(uniform_f32_kernel, out, cdiv(n, 4 * block), out, n, *stream,
-               float(low), float(span), SCALED=scaled, BLOCK=block)
+               float(low), float(span), SCALED=scaled, BLOCK=block, **source)
     elif fmt == "float64":
         if out.device.type == "npu":
             raise TypeError("uniform: float64 needs float64 arithmetic, which Ascend's vector "
                             "units lack (docs/spec.md A.6); the torch-operation path draws it")
         launch(uniform_f64_kernel, out, cdiv(n, 2 * block), out, n, *stream,
-               *_f64_halves(low), *_f64_halves(span), SCALED=scaled, BLOCK=block)
+               *_f64_halves(low), *_f64_halves(span), SCALED=scaled, BLOCK=block, **source)
     else:
         launch(uniform_16_kernel, out, cdiv(n, 4 * block), out.view(torch.int16), n, *stream,
-               float(low), float(span), SCALED=scaled, FP16=fmt == "float16", BLOCK=block)
+               float(low), float(span), SCALED=scaled, FP16=fmt == "float16", BLOCK=block,
+               **source)
 
 
 # -- integers: docs/spec.md section 3.5 ---------------------------------------------------------
 
-def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None):
+def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None, *, state=None):
     """low + floor(u * r / 2**b), r = range_minus_1 + 1 (b = 64 for r <= 2**32, else 128),
     ``low_bits`` = low mod 2**64; the sum wraps in the output width."""
     _check_out(out, "integers", tuple(_INT_WIDTH))
@@ -122,7 +128,7 @@ def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None):
     if range_minus_1 >= 1 << width:
         raise ValueError(f"integers: a range of {range_minus_1 + 1} values does not fit "
                          f"{out.dtype}")
-    stream = stream_args(key, ctr_lo, ctr_hi)
+    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
     n = out.numel()
     if not n:
         return
@@ -131,12 +137,12 @@ def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None):
     if range_minus_1 <= 0xFFFFFFFF:
         block = BLOCKS["integers"]
         launch(integers_64_kernel, out, cdiv(n, 2 * block), view, n, *stream,
-               *low, int32(range_minus_1), WIDTH=width, BLOCK=block)
+               *low, int32(range_minus_1), WIDTH=width, BLOCK=block, **source)
     else:
         block = BLOCKS["integers_128"]
         r = (range_minus_1 + 1) % (1 << 64)  # 0 stands for 2**64 (FULL)
         launch(integers_128_kernel, out, cdiv(n, block), view, n, *stream,
-               *low, int32(r >> 32), int32(r), FULL=r == 0, BLOCK=block)
+               *low, int32(r >> 32), int32(r), FULL=r == 0, BLOCK=block, **source)
 
 
 # -- Bernoulli bits and packed masks: docs/spec.md section 4 ------------------------------------
@@ -166,11 +172,11 @@ def _threshold_args(threshold, probs):
     return int32(threshold - 1), int(threshold > 0)
 
 
-def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None):
+def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None, *, state=None):
     """Bit i of word i as 0/1 into ``out`` (bool or uint8, n elements)."""
     _check_out(out, "bernoulli", (torch.bool, torch.uint8))
     _philox_only(words, "bernoulli")
-    stream = stream_args(key, ctr_lo, ctr_hi)
+    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
     n = out.numel()
     if not n:
         return
@@ -178,7 +184,7 @@ def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None):
     p = None if probs is None else _probabilities(probs, n, out.device)
     block = BLOCKS["bernoulli"]
     launch(bernoulli_kernel, out, cdiv(n, 4 * block), out.view(torch.uint8), n, *stream, *t, p,
-           HAS_PROBS=p is not None, BLOCK=block)
+           HAS_PROBS=p is not None, BLOCK=block, **source)
 
 
 def mask_bytes(n):
@@ -186,7 +192,8 @@ def mask_bytes(n):
     return cdiv(n, 128) * 16
 
 
-def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None):
+def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None, *,
+                     state=None):
     """The n bits packed little-endian into ``out`` (uint8, mask_bytes(n)), padding 0."""
     _check_out(out, "bernoulli_packed", (torch.uint8,))
     _philox_only(words, "bernoulli_packed")
@@ -195,7 +202,7 @@ def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None):
     if out.numel() != mask_bytes(n):
         raise ValueError(f"bernoulli_packed: out must hold mask_bytes({n}) = {mask_bytes(n)} "
                          f"bytes, got {out.numel()}")
-    stream = stream_args(key, ctr_lo, ctr_hi)
+    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
     if not n:
         return
     t = _threshold_args(threshold, probs)
@@ -203,7 +210,7 @@ def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None):
     block = BLOCKS["bernoulli_packed"]
     nbytes = out.numel()
     launch(bernoulli_packed_kernel, out, cdiv(nbytes, block), out, n, *stream, nbytes, *t, p,
-           HAS_PROBS=p is not None, BLOCK=block)
+           HAS_PROBS=p is not None, BLOCK=block, **source)
 
 
 # -- plans ----------------------------------------------------------------------------------------
@@ -213,9 +220,7 @@ def supports(plan):
     return plan.kernel in KERNELS
 
 
-def fill(plan, out, key, counter):
-    """Fill ``out`` (a torch tensor of ``plan.count`` items of ``plan.dtype``) for ``plan``
-    from the Philox stream ``(key, counter)``: one launch (none for an empty draw)."""
+def _flat_for(plan, out):
     if not supports(plan):
         raise ValueError(f"the Triton kernels do not run {plan.kernel!r} draws yet; "
                          f"they run {', '.join(KERNELS)}")
@@ -223,8 +228,29 @@ def fill(plan, out, key, counter):
     if flat.numel() != plan.count:
         raise ValueError(f"{plan.kernel}: out holds {flat.numel()} items, the plan "
                          f"{plan.count}")
+    return flat
+
+
+def fill(plan, out, key, counter):
+    """Fill ``out`` (a torch tensor of ``plan.count`` items of ``plan.dtype``) for ``plan``
+    from the Philox stream ``(key, counter)``: one launch (none for an empty draw)."""
+    flat = _flat_for(plan, out)
     if plan.count:
         _TABLE[plan.kernel](flat, key, counter[0], counter[1], *plan.params)
+    return out
+
+
+def fill_from_state(plan, out, state):
+    """``fill`` for the next draw of the device state ``state`` (state.py: an int64 tensor
+    of 8 on out's device), then the state's offset moved on by one: two launches (the
+    advance alone for an empty draw, which reads no words but takes its offset, docs/spec.md
+    2.4), nothing read back to the host, so the pair can be captured in a graph.  Checked
+    before the first launch; a launch that fails leaves the offset where it was."""
+    flat = _flat_for(plan, out)
+    _state.words(state, flat.device)
+    if plan.count:
+        _TABLE[plan.kernel](flat, 0, 0, 0, *plan.params, state=state)
+    _state.advance(state)
     return out
 
 

@@ -66,6 +66,23 @@ def stream_args(key, ctr_lo, ctr_hi):
             int32(ctr_hi), int32(ctr_hi >> 32))
 
 
+def draw_source(key, ctr_lo, ctr_hi, state, out):
+    """(the six int32 stream arguments, the extra launch keywords) of one draw.
+
+    ``state`` None: the scalar form, ``stream_args(key, ctr_lo, ctr_hi)`` and no
+    extra keyword (the launch the kernels always had).  Otherwise the state form:
+    the kernel reads the seed and offset from the device state tensor ``state``
+    (state.py, checked to be on ``out``'s device), the counter's low half is
+    ``ctr_lo`` (a Generator draw's 0) and ``key``, ``ctr_hi`` are not used.
+    """
+    if state is None:
+        return stream_args(key, ctr_lo, ctr_hi), {}
+    from .state import words
+
+    stream = stream_args(0, ctr_lo, 0)
+    return stream, {"state_ptr": words(state, out.device), "FROM_STATE": True}
+
+
 def _core_count(device):
     if device.type == "cuda":
         import torch

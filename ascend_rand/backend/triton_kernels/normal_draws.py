@@ -20,7 +20,7 @@ import torch
 
 from ...fallback import ziggurat_tables as _zt
 from ...distributions.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
-from .launch import cdiv, int32, launch, stream_args
+from .launch import cdiv, draw_source, int32, launch
 from .normal import box_muller_f64_kernel, box_muller_kernel, ziggurat_f64_kernel, ziggurat_kernel
 from .truncated import proposal_f64_kernel, proposal_kernel
 
@@ -88,48 +88,49 @@ def _family(out, fmt):
     return out, False, False
 
 
-def _ziggurat(out, stream, fmt, loc, scale, scaled, lo, hi, bounded):
+def _ziggurat(out, stream, source, fmt, loc, scale, scaled, lo, hi, bounded):
     n = out.numel()
     t32, t64 = tables(out.device)
     if fmt == "float64":
         block = BLOCKS["ziggurat_f64"]
         launch(ziggurat_f64_kernel, out, cdiv(n, 2 * block), out, n, *stream,
                *f64_halves(loc), *f64_halves(scale), *f64_halves(lo), *f64_halves(hi), *t64,
-               BOUNDED=bounded, SCALED=scaled, BLOCK=block)
+               BOUNDED=bounded, SCALED=scaled, BLOCK=block, **source)
     else:
         block = BLOCKS["ziggurat"]
         dst, out16, fp16 = _family(out, fmt)
         launch(ziggurat_kernel, out, cdiv(n, 4 * block), dst, n, *stream, float(loc),
                float(scale), float(lo), float(hi), *t32, BOUNDED=bounded, SCALED=scaled,
-               OUT16=out16, FP16=fp16, BLOCK=block)
+               OUT16=out16, FP16=fp16, BLOCK=block, **source)
 
 
-def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled, words=None):
+def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled, words=None, *,
+           state=None):
     """Standard normals by ``method``, then fl(fl(z * scale) + loc) (spec 5.1); the
     arguments after the stream are ``plan_normal``'s params."""
     _check(out, "normal", fmt, words)
     if method not in METHODS:
         raise ValueError(f"normal: unknown method {method!r}; expected one of {METHODS}")
-    stream = stream_args(key, ctr_lo, ctr_hi)
+    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
     n = out.numel()
     if not n:
         return
     scaled = bool(scaled)
     if method == "ziggurat":
-        _ziggurat(out, stream, fmt, loc, scale, scaled, 0.0, 0.0, False)
+        _ziggurat(out, stream, source, fmt, loc, scale, scaled, 0.0, 0.0, False)
     elif fmt == "float64":
         block = BLOCKS["box_muller_f64"]
         launch(box_muller_f64_kernel, out, cdiv(n, 2 * block), out, n, *stream,
-               *f64_halves(loc), *f64_halves(scale), SCALED=scaled, BLOCK=block)
+               *f64_halves(loc), *f64_halves(scale), SCALED=scaled, BLOCK=block, **source)
     else:
         block = BLOCKS["box_muller"]
         dst, out16, fp16 = _family(out, fmt)
         launch(box_muller_kernel, out, cdiv(n, 4 * block), dst, n, *stream, float(loc),
-               float(scale), SCALED=scaled, OUT16=out16, FP16=fp16, BLOCK=block)
+               float(scale), SCALED=scaled, OUT16=out16, FP16=fp16, BLOCK=block, **source)
 
 
 def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, a, b, width, m2,
-                     lam, mirror, words=None):
+                     lam, mirror, words=None, *, state=None):
     """N(0, 1) restricted to [a, b] (standard units) by 5.5's ``method``, then 5.1's
     output step; the arguments after the stream are ``plan_truncated_normal``'s params
     (a, b, width, m2, lam already in the working precision; for the exponential
@@ -137,13 +138,13 @@ def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, 
     _check(out, "truncated_normal", fmt, words)
     if method not in (TRUNC_ZIGGURAT, TRUNC_UNIFORM, TRUNC_EXPONENTIAL):
         raise ValueError(f"truncated_normal: unknown method {method!r}")
-    stream = stream_args(key, ctr_lo, ctr_hi)
+    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
     n = out.numel()
     if not n:
         return
     scaled = bool(scaled)
     if method == TRUNC_ZIGGURAT:
-        _ziggurat(out, stream, fmt, loc, scale, scaled, a, b, True)
+        _ziggurat(out, stream, source, fmt, loc, scale, scaled, a, b, True)
         return
     exponential = method == TRUNC_EXPONENTIAL
     mirror = bool(mirror) and exponential
@@ -151,11 +152,12 @@ def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, 
         block = BLOCKS["proposal_f64"]
         halves = [h for v in (a, b, width, m2, lam, loc, scale) for h in f64_halves(v)]
         launch(proposal_f64_kernel, out, cdiv(n, 2 * block), out, n, *stream, *halves,
-               EXPONENTIAL=exponential, MIRROR=mirror, SCALED=scaled, BLOCK=block)
+               EXPONENTIAL=exponential, MIRROR=mirror, SCALED=scaled, BLOCK=block,
+               **source)
     else:
         block = BLOCKS["proposal"]
         dst, out16, fp16 = _family(out, fmt)
         launch(proposal_kernel, out, cdiv(n, 4 * block), dst, n, *stream, float(a), float(b),
                float(width), float(m2), float(lam), float(loc), float(scale),
                EXPONENTIAL=exponential, MIRROR=mirror, SCALED=scaled, OUT16=out16, FP16=fp16,
-               BLOCK=block)
+               BLOCK=block, **source)

@@ -1,0 +1,83 @@
+"""The device state of a graph-safe Generator and the one-program kernel that advances it.
+
+The state is an int64 tensor of 8 elements, the layout of a Philox engine's
+``_slots`` (engines/philox.py; docs/spec.md 2.4, "The device state"): SEED,
+OFFSET, BLOCK, INDEX, BUF01, BUF23, VALID, FLAGS, each a uint64 held in an
+int64.  The kernels read it as 16 little-endian int32 words: 0, 1 the seed;
+2, 3 the offset; 14 FLAGS' low word (bit 0 EXHAUSTED); 15 FLAGS' high word,
+which on the device counts the draws made after the end.  BLOCK, INDEX, BUF
+and VALID (the word interface's partial block) are 0 in a device state and
+never read.
+
+A graph-safe draw is two launches on one stream: the draw kernel in its
+state form (``FROM_STATE``, words.py ``draw_words``) reads the seed and
+offset, then ``advance_kernel`` moves the offset on by one, as
+``Philox.reserve`` does on the host.  The stream orders them: every program of
+the draw has read the offset before the advance runs.  No value crosses to the
+host, so the pair can be captured in a graph and replayed.
+
+The end of the stream is the host's (spec 2.4): the draw at offset 2**64 - 1
+is valid and leaves offset 0 with EXHAUSTED set (the host's slots after that
+draw, bit for bit).  A device cannot refuse a draw, so a draw made after that
+runs (on offset 0's counters: its numbers are not fresh), the offset stays,
+and word 15 counts it (saturating at 2**32 - 1); ``sync`` on the host raises
+OverflowError for such a state.  Only 32-bit integer arithmetic: the offset is
+two uint32 halves with an explicit carry.
+"""
+
+import triton
+import triton.language as tl
+from triton.language import core  # add with sanitize_overflow=False: the halves wrap by design
+
+from .launch import launch
+
+# int64 slots of the state (engines/philox.py's order) and its int32 words.
+SLOTS = 8
+SEED, OFFSET, FLAGS = 0, 1, 7
+WORD_OFFSET_LO, WORD_OFFSET_HI, WORD_FLAGS, WORD_PAST_END = 2, 3, 14, 15
+EXHAUSTED = 1
+PAST_END_MAX = 0xFFFFFFFF
+
+
+@triton.jit
+def advance_kernel(state_ptr, LIMBS16: tl.constexpr):
+    """offset += 1 on the int32 view ``state_ptr`` (one program; LIMBS16 unused, the
+    launcher's common argument): the carry from the low half into the high one; past
+    2**64 - 1 the offset wraps to 0 and EXHAUSTED is set; once exhausted the offset
+    stays and the past-end count (word 15) grows by one, saturating."""
+    lo = tl.load(state_ptr + 2).to(tl.uint32, bitcast=True)
+    hi = tl.load(state_ptr + 3).to(tl.uint32, bitcast=True)
+    flags = tl.load(state_ptr + 14).to(tl.uint32, bitcast=True)
+    past = tl.load(state_ptr + 15).to(tl.uint32, bitcast=True)
+    exhausted = (flags & 1) != 0
+    next_lo = core.add(lo, 1, sanitize_overflow=False)
+    carry = (next_lo == 0).to(tl.uint32)
+    next_hi = core.add(hi, carry, sanitize_overflow=False)
+    wrapped = ((carry != 0) & (next_hi == 0)).to(tl.uint32)  # the draw used 2**64 - 1
+    grown = tl.where(past == 0xFFFFFFFF, past, core.add(past, 1, sanitize_overflow=False))
+    tl.store(state_ptr + 2, tl.where(exhausted, lo, next_lo).to(tl.int32, bitcast=True))
+    tl.store(state_ptr + 3, tl.where(exhausted, hi, next_hi).to(tl.int32, bitcast=True))
+    tl.store(state_ptr + 14, (flags | wrapped).to(tl.int32, bitcast=True))
+    tl.store(state_ptr + 15, tl.where(exhausted, grown, past).to(tl.int32, bitcast=True))
+
+
+def words(state, device=None):
+    """The int32 view the kernels read of the state tensor ``state``; TypeError/ValueError
+    for anything but a contiguous int64 tensor of 8 elements (on ``device`` when given)."""
+    import torch
+
+    if not isinstance(state, torch.Tensor):
+        raise TypeError(f"the device state must be a torch.Tensor, got {type(state).__name__}")
+    if state.dtype != torch.int64 or state.numel() != SLOTS or not state.is_contiguous():
+        raise ValueError(f"the device state must be a contiguous int64 tensor of {SLOTS} "
+                         f"elements (engines/philox.py's slots), got {state.dtype} of shape "
+                         f"{tuple(state.shape)}")
+    if device is not None and state.device != device:
+        raise ValueError(f"the device state is on {state.device}, the draw on {device}")
+    return state.view(-1).view(torch.int32)
+
+
+def advance(state):
+    """Launch ``advance_kernel`` once on ``state`` (checked): the draw's second launch."""
+    view = words(state)
+    launch(advance_kernel, view, 1, view)
