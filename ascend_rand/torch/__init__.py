@@ -33,6 +33,7 @@ except ImportError as _error:
 
 from . import init
 from .dropout import Dropout, dropout
+from .graph_state import graph_safe
 from .reset import reset_parameters
 
-__all__ = ["Dropout", "dropout", "init", "reset_parameters"]
+__all__ = ["Dropout", "dropout", "graph_safe", "init", "reset_parameters"]

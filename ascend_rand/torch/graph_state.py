@@ -67,3 +67,269 @@ The Triton side (backend/triton_kernels/), which the operators call:
 - ``dropout.backward_from_mask(out, grad, mask, scale)`` (unchanged), with
   ``dropout.dropout_scale(p, dtype)``.
 """
+
+import contextlib
+
+import torch
+
+from ..engines import Philox
+from ..engines.philox import BLOCK, EXHAUSTED, FLAGS, INDEX, OFFSET, SEED
+from ._common import generator_or_default
+
+_ATTR = "_graph_state"  # the engine's attribute naming its DeviceState while in the mode
+_SLOTS = 8
+_U64 = 1 << 64
+_U63 = 1 << 63
+_MASK64 = _U64 - 1
+_PAST_END_SHIFT = 32  # the device's count of draws past the end: FLAGS' high word
+
+
+def active(generator):
+    """The DeviceState of ``generator`` while it is in graph-safe mode, else None."""
+    return getattr(generator.engine, _ATTR, None)
+
+
+def state_for(generator, device):
+    """The device state tensor for a draw on ``device`` from ``generator``: None outside
+    graph-safe mode; RuntimeError where the mode is on another device."""
+    ds = getattr(generator.engine, _ATTR, None)
+    if ds is None:
+        return None
+    if torch.device(device) != ds.device:
+        raise RuntimeError(
+            f"this Generator is in graph-safe mode on {ds.device}: its state lives there, "
+            f"so a draw on {torch.device(device)} (from the stale host state) would reuse "
+            f"the device's offsets; draw on {ds.device}, or close() the mode first")
+    return ds.state
+
+
+def _device_slots(slots):
+    """The device state of engine slots ``slots`` as 8 uint64: the next ``reserve``'s view.
+
+    A subsequence the word interface read part of (BLOCK or INDEX) is skipped, as
+    ``Philox._reserve_rare`` skips it, so the first device draw uses the offset the
+    host's next draw would; past the last offset that is the exhausted state
+    (offset 0, EXHAUSTED).  BLOCK, INDEX, the buffer and VALID are 0; FLAGS keeps
+    only EXHAUSTED (its other bits count numpy's filler words, not state: spec 2.6).
+    """
+    seed, offset = slots[SEED], slots[OFFSET]
+    exhausted = bool(slots[FLAGS] & EXHAUSTED)
+    if not exhausted and (slots[BLOCK] or slots[INDEX]):
+        offset += 1
+        if offset == _U64:
+            offset, exhausted = 0, True
+    state = [0] * _SLOTS
+    state[SEED], state[OFFSET] = seed, (0 if exhausted else offset)
+    state[FLAGS] = EXHAUSTED if exhausted else 0
+    return state
+
+
+def _as_int64(words):
+    return [w - _U64 if w >= _U63 else w for w in words]
+
+
+def _kernels_for(device):
+    """(the kernel table, interpreted) for graph-safe draws on ``device``; ValueError where
+    the Triton kernels do not run there (the mirror and the host keep no device state)."""
+    from ..backend import device_path
+
+    kind = device.type
+    try:
+        forced = device_path.choice()
+        if forced == "torch":
+            raise ValueError(f"{device_path.ENV}=torch forces the torch-operation mirror, "
+                             f"which keeps no device state")
+        if kind == "cpu":
+            if forced != "triton":
+                raise ValueError(
+                    f"the Triton kernels run on CPU tensors only under Triton's interpreter, "
+                    f"with {device_path.ENV}=triton (CPU draws are the host's otherwise, "
+                    f"and need no device state)")
+            return device_path.kernels(interpret=True), True
+        if kind not in device_path.TARGETS:
+            raise ValueError(f"the Triton kernels do not run on {kind!r} tensors")
+        if forced == "triton" and device_path.process_mode() == "interpreted":
+            return device_path.kernels(interpret=True), True
+        ok, why = device_path.compiles(kind)
+        if not ok:
+            raise ValueError(f"the Triton kernels do not run on {kind!r} tensors here: {why}")
+        return device_path.kernels(interpret=False), False
+    except (ValueError, device_path.DeviceKernelsError) as exc:
+        raise ValueError(f"graph_safe: no device state on {device}: {exc}") from None
+
+
+class DeviceState:
+    """A Generator's Philox state on a device while it is in graph-safe mode (module
+    docstring); made by ``graph_safe``."""
+
+    def __init__(self, generator, device, table, interpreted, slots):
+        self.generator = generator
+        self.engine = generator.engine
+        self.kernels = table
+        self._interpreted = interpreted
+        with self.kernel_mode():
+            from ..backend.triton_kernels import dropout as fused
+        self.dropout_kernels = fused
+        self.state = torch.tensor(_as_int64(slots), dtype=torch.int64).to(device)
+        self.device = self.state.device
+        self._synced = list(slots)  # the device state as of the last sync / load
+        self._host = tuple(self.engine._slots)  # the engine's slots then
+        self.closed = False
+
+    def __repr__(self):
+        return f"DeviceState(device={str(self.device)!r}, engine={self.engine!r})"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def kernel_mode(self):
+        """TRITON_INTERPRET=1 for the block where the kernels are interpreted (Triton 3.3+
+        reads it at each launch); nothing where they are compiled."""
+        if self._interpreted:
+            from ..backend import device_path
+            return device_path.interpreting()
+        return contextlib.nullcontext()
+
+    def _check_open(self, what):
+        if self.closed:
+            raise RuntimeError(f"{what}: this DeviceState was closed (the Generator left "
+                               f"graph-safe mode); make a new one with graph_safe")
+
+    # -- draws: the Triton kernels' state forms, two launches each, no host read ----------------
+
+    def fill(self, plan, out):
+        """One draw of ``plan`` into ``out`` (on this device) from the device state."""
+        self._check_open("fill")
+        with self.kernel_mode():
+            return self.kernels.fill_from_state(plan, out, self.state)
+
+    def dropout_forward(self, x, p, keep_mask=True):
+        """(y, packed mask or None, drawn_at): ``dropout.forward_from_state`` on this state."""
+        self._check_open("dropout_forward")
+        with self.kernel_mode():
+            return self.dropout_kernels.forward_from_state(x, self.state, p, keep_mask)
+
+    def dropout_backward(self, grad, p, drawn_at=None, mask=None):
+        """dx from the forward's packed ``mask``, or (``mask`` None) drawn again from its
+        ``drawn_at``; one launch, nothing read on the host.  Draws nothing from the state."""
+        fused = self.dropout_kernels
+        with self.kernel_mode():
+            if mask is not None:
+                flat = grad.detach().contiguous().view(-1)
+                dx = torch.empty_like(flat)
+                fused.backward_from_mask(dx, flat, mask, fused.dropout_scale(p, grad.dtype))
+                return dx.view(grad.shape)
+            if drawn_at is None:
+                raise TypeError("dropout_backward: needs the forward's mask or its drawn_at")
+            return fused.backward_regenerate_at(grad, drawn_at, p)
+
+    # -- the host side ----------------------------------------------------------------------
+
+    def _read(self):
+        if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("sync: the device state cannot be read while a graph is being "
+                               "captured (a device-to-host copy); sync after the capture")
+        return [w & _MASK64 for w in self.state.to("cpu").tolist()]
+
+    def sync(self):
+        """The device state written back into the host engine; returns ``engine.state``.
+
+        One device-to-host copy, on the current stream (a graph replayed on another
+        stream: synchronise it first).  A state no draw has moved since the last
+        sync or load leaves the engine as it is (a partly read subsequence too).
+        OverflowError where draws were made after the last offset (the engine is
+        left exhausted, as the host's is after its last draw); RuntimeError where
+        the host engine changed since (a host draw or set_state: its offsets and
+        the device's overlap; after set_state, ``load()`` instead).
+        """
+        self._check_open("sync")
+        words = self._read()
+        engine = self.engine
+        with engine.lock:
+            if tuple(engine._slots) != self._host:
+                raise RuntimeError(
+                    "sync: the host engine changed while its state was on "
+                    f"{self.device} (a draw or set_state on the host): its draws and the "
+                    "device's used the same offsets; after set_state call load() to send "
+                    "the new state to the device")
+            past = words[FLAGS] >> _PAST_END_SHIFT
+            if words != self._synced:
+                s = engine._slots
+                for slot in range(_SLOTS):
+                    s[slot] = 0
+                s[SEED] = words[SEED]
+                if words[FLAGS] & EXHAUSTED:
+                    s[FLAGS] = EXHAUSTED  # offset 0: the host's exhausted slots
+                else:
+                    s[OFFSET] = words[OFFSET]
+                self._synced = words
+                self._host = tuple(s)
+        if past:
+            raise OverflowError(
+                f"this generator used all 2**64 offsets of its seed and {past} draw(s) were "
+                f"made on {self.device} after that: their numbers are not fresh (the device "
+                f"cannot refuse a draw); reseed it (set_state, then load())")
+        return engine.state
+
+    def load(self):
+        """The host engine's state (after ``generator.set_state``, a checkpoint restored)
+        written into ``.state`` in place, so graphs captured on it draw from there."""
+        self._check_open("load")
+        if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("load: cannot write the device state while a graph is captured")
+        with self.engine.lock:
+            host = tuple(self.engine._slots)
+            slots = _device_slots(host)
+        self.state.copy_(torch.tensor(_as_int64(slots), dtype=torch.int64))
+        self._synced, self._host = list(slots), host
+
+    def close(self):
+        """``sync()`` and leave graph-safe mode (the Generator draws on the host again);
+        the mode is left even where sync raises.  A second close does nothing."""
+        if self.closed:
+            return
+        try:
+            self.sync()
+        finally:
+            self.closed = True
+            if getattr(self.engine, _ATTR, None) is self:
+                delattr(self.engine, _ATTR)
+
+
+def graph_safe(generator=None, device="cuda"):
+    """Put ``generator`` in graph-safe mode on ``device``: a DeviceState (module docstring).
+
+    >>> import ascend_rand as ar, ascend_rand.torch as art
+    >>> art.graph_safe(ar.Generator(0, engine="mt19937"), "cuda")
+    Traceback (most recent call last):
+    ...
+    ValueError: graph_safe: an MT19937 Generator hands out words, not a (key, counter): only a Philox Generator has a device state
+    """
+    what = "graph_safe"
+    generator = generator_or_default(generator, what)
+    engine = generator.engine
+    if not isinstance(engine, Philox):
+        raise ValueError(f"{what}: an {engine.name.upper()} Generator hands out words, not a "
+                         f"(key, counter): only a Philox Generator has a device state")
+    try:
+        device = torch.device(device)
+    except (TypeError, RuntimeError) as exc:
+        raise ValueError(f"{what}: device {device!r} is not a torch device ({exc})") from None
+    current = getattr(engine, _ATTR, None)
+    if current is not None:
+        raise ValueError(f"{what}: this Generator's engine is already in graph-safe mode on "
+                         f"{current.device}; close() that DeviceState first")
+    table, interpreted = _kernels_for(device)
+    with engine.lock:
+        slots = _device_slots(tuple(engine._slots))
+    ds = DeviceState(generator, device, table, interpreted, slots)
+    with engine.lock:
+        if getattr(engine, _ATTR, None) is not None or tuple(engine._slots) != ds._host:
+            raise RuntimeError(f"{what}: the engine changed while its device state was made; "
+                               f"try again")
+        setattr(engine, _ATTR, ds)
+    return ds
