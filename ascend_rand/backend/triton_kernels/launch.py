@@ -15,6 +15,8 @@ Every launch goes through ``launch``: it passes ``enable_fp_fusion=False``
 selects the high-word product (``LIMBS16``) and counts the launch.
 """
 
+import contextlib
+import contextvars
 import os
 
 # Philox blocks per tile, by kernel (powers of two: tl.arange's rule).
@@ -114,12 +116,32 @@ def check_device(kernel, out):
             "TRITON_INTERPRET=1 before ascend_rand.backend.triton_kernels is imported")
 
 
+# A function every compiled kernel is passed through before its launch, for a block
+# (``wrapping``): torch.library.wrap_triton inside a torch.library.triton_op, so that
+# tracing (torch.compile, make_fx) records the launch; None: launched as it is.
+_WRAPPER = contextvars.ContextVar("ascend_rand_triton_wrapper", default=None)
+
+
+@contextlib.contextmanager
+def wrapping(wrapper):
+    """Launch the block's compiled kernels as ``wrapper(kernel)[grid](...)`` (e.g.
+    ``torch.library.wrap_triton``); interpreted kernels are launched as they are."""
+    token = _WRAPPER.set(wrapper)
+    try:
+        yield
+    finally:
+        _WRAPPER.reset(token)
+
+
 def launch(kernel, out, tiles, *args, **constexprs):
     """Launch ``kernel`` once over ``tiles`` tiles (one program per core at most)."""
     global launches
     check_device(kernel, out)
     grid = (programs(kernel, out.device, tiles),)
     launches += 1
+    wrapper = _WRAPPER.get()
+    if wrapper is not None and not interpreting(kernel):
+        kernel = wrapper(kernel)
     kernel[grid](*args, LIMBS16=MULHI_LIMBS16, enable_fp_fusion=False, **constexprs)
 
 
