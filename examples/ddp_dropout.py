@@ -287,7 +287,12 @@ def rank_main(rank, job):
     import torch
     import torch.distributed as dist
 
+    import ascend_rand as ar
+
+    # Speed only (the draws are the same bits at any thread count): two ranks share
+    # the machine's cores.
     torch.set_num_threads(1)
+    ar.set_num_threads(1)
     # A collective that waits on a dead peer fails after this long, if the launcher
     # has not stopped this rank before.
     dist.init_process_group("gloo", init_method=spec["rendezvous"], rank=rank,
