@@ -63,9 +63,12 @@ def host_tensor(values):
     """
     if isinstance(values, torch.Tensor):
         return values
-    if values.dtype.name == "bfloat16":
-        return torch.from_numpy(values.view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(values)
+    try:
+        return torch.from_numpy(values)
+    except TypeError:  # (asked after the fact: a dtype's name costs more than the wrap)
+        if values.dtype.name == "bfloat16":
+            return torch.from_numpy(values.view(np.int16)).view(torch.bfloat16)
+        raise
 
 
 def from_float64(values, dtype_name):

@@ -29,6 +29,14 @@ its device for a ``backend="torch"`` Generator) and copied to x's device:
 ``_draw_mask`` and ``_regenerate_mask`` are the only two places.  Both give
 the same bits of y, the mask and dx, and leave the Generator in the same
 state.
+
+Under ``torch.compile`` (and for a Generator in graph-safe mode) a call is the
+operator ``ascend_rand::dropout`` (``ops.py``), whose (seed, offset) comes from
+the Generator's state tensor, and backward ``ascend_rand::dropout_backward``
+or ``dropout_regenerate_backward``; ``forward_at``, ``backward_from_mask`` and
+``backward_regenerate`` below are their bodies, shared with the eager path, so
+both give the same bits.  Plain eager calls skip the dispatcher: it costs more
+per call than a small draw (docs/npu.md, "torch.compile and the operators").
 """
 
 import contextlib
@@ -37,13 +45,14 @@ import numpy as np
 import torch
 
 from .. import stateless
-from ..backend import resolve as resolve_backend
+from ..backend import device_path, resolve as resolve_backend
 from ..backend.torch import empty_cpu
 from ..distributions.bernoulli import plan_dropout_mask, probability
 from ..distributions.cache import cache_key, cached
 from ..distributions.uniform import in_dtype
 from ..engines import Philox
-from ..generator import _give_back
+from ..generator import Generator, _give_back
+from . import ops
 from ._common import float_dtype_name, generator_or_default, host_tensor, is_tensor_backend
 
 MODES = ("packed", "regenerate")
@@ -54,15 +63,16 @@ _BITS = {torch.float32: torch.int32, torch.float64: torch.int64,
          torch.float16: torch.int16, torch.bfloat16: torch.int16}
 
 
-# -- the mask: drawn, redrawn, unpacked ------------------------------------------------------------
+# -- the mask: reserved, drawn, unpacked ----------------------------------------------------------
+
+def mask_plan(n, p):
+    """The plan of the mask draw for ``n`` elements at drop probability ``p`` (cached)."""
+    return cached(cache_key("dropout_mask", (n,), (p,)), lambda: plan_dropout_mask((n,), p))
+
 
 def _draw_mask(generator, n, p, device):
-    """One draw of the packed keep mask of ``n`` elements from ``generator``, on ``device``.
-
-    A uint8 tensor of ceil(n / 128) * 16 bytes (bit i = element i, least
-    significant bit first), drawn where the Generator draws (the host, or
-    the device of a torch-backend Generator) and copied to ``device``.
-    """
+    """One draw of the packed keep mask of ``n`` elements from ``generator``, on ``device``:
+    how an MT19937 Generator's mask is drawn (from its words, where it draws)."""
     return host_tensor(generator.dropout_mask(n, p)).to(device)
 
 
@@ -72,11 +82,21 @@ def _reserve_draw(generator, n, p, plan=None):
     The Generator moves on by one draw, exactly as ``generator.dropout_mask``
     would move it; no word is computed here.
     """
-    plan = plan_dropout_mask((n,), p) if plan is None else plan
+    plan = mask_plan(n, p) if plan is None else plan
     key, counter, words = generator.engine.reserve(plan, resolve_backend(generator.backend))
     if words is not None:  # only a counter-based engine names its draw by (key, counter)
         raise RuntimeError(f"dropout: engine {generator.engine!r} handed out words, not a counter")
     return key, counter
+
+
+def _host_mask(key, counter, plan):
+    """The packed mask of ``plan`` at (key, counter), drawn by the host kernels (the native
+    core, else the NumPy mirror) into a new NumPy array: every backend's bits."""
+    mask = np.empty(plan.shape, np.uint8)
+    if plan.count:
+        resolve_backend("auto").kernel("bernoulli_packed")(mask, key, counter[0], counter[1],
+                                                           *plan.params)
+    return mask
 
 
 def _regenerate_mask(key, counter, n, p, device, backend="auto", backend_device=None):
@@ -101,10 +121,18 @@ def _fused_kernels(x, generator, plan):
     words).  float64 on an NPU stays on torch_npu's operators (Ascend's vector
     units have no float64, docs/spec.md A.6).
     """
-    from ..backend import device_path
+    if not isinstance(generator.engine, Philox):
+        return None
+    return _fused_for(x, plan)
 
+
+def _fused_for(x, plan):
+    """``triton_kernels.dropout`` where a draw of ``plan`` on x's device runs fused, else None
+    (``_fused_kernels`` without the Generator: the operators' bodies know it is Philox)."""
+    if x.is_cpu and device_path.choice() == "auto":
+        return None  # (route's answer for CPU tensors, without its cost: every eager call)
     path, _ = device_path.route(x.device.type, plan)
-    if path != device_path.TRITON or not isinstance(generator.engine, Philox):
+    if path != device_path.TRITON:
         return None
     if x.device.type == "npu" and x.dtype == torch.float64:
         return None
@@ -128,51 +156,6 @@ def _kernel_mode():
     return contextlib.nullcontext()
 
 
-def _fused_forward(ctx, x, generator, fused, plan):
-    """Forward as one kernel: the draw reserved, then y (and in "packed" mode the mask)
-    written by one launch from (key, counter).  What backward needs is set on ``ctx``."""
-    n, p = ctx.n, ctx.p
-    ctx.fused = fused
-    ctx.threshold = plan.params[1]
-    keep_mask = ctx.mode == "packed" and not ctx.all_dropped
-    # Allocated before the reservation: a failed allocation draws nothing (docs/spec.md 2.2).
-    y = torch.zeros_like(x) if ctx.all_dropped else \
-        torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    mask = torch.empty(fused.mask_bytes(n), dtype=torch.uint8, device=x.device) \
-        if keep_mask else None
-    key, counter = _reserve_draw(generator, n, p, plan)
-    ctx.stream = (key, counter)
-    if ctx.all_dropped:  # every element dropped: the draw is made, nothing is kept
-        return y
-    try:
-        ctx.scale = _scale(p, ctx.dtype_name)
-        with _kernel_mode():
-            fused.forward(y.view(-1), x.detach().contiguous().view(-1), mask, key, *counter,
-                          ctx.threshold, ctx.scale)
-    except BaseException:  # a failed call reserves nothing (docs/spec.md 2.2)
-        _give_back(generator.engine, counter)
-        raise
-    if keep_mask:
-        ctx.save_for_backward(mask)
-    return y
-
-
-def _fused_backward(ctx, grad):
-    """dx as one kernel: from the saved mask, or with the bits drawn again from the
-    (key, counter) kept on ``ctx`` ("regenerate": nothing else was kept)."""
-    dx = torch.empty(grad.shape, dtype=grad.dtype, device=grad.device)
-    flat = grad.contiguous().view(-1)
-    with _kernel_mode():
-        if ctx.mode == "packed":
-            (mask,) = ctx.saved_tensors
-            ctx.fused.backward_from_mask(dx.view(-1), flat, mask, ctx.scale)
-        else:
-            key, counter = ctx.stream
-            ctx.fused.backward_regenerate(dx.view(-1), flat, key, *counter, ctx.threshold,
-                                          ctx.scale)
-    return dx
-
-
 def _unpack_keep_torch(mask, n):
     """Bits 0 .. n-1 of a packed mask as uint8 0 (drop) / 1 (keep), by torch operations on the
     mask's device: shifts and a bitwise and, no loop.  (The CPU path unpacks with NumPy.)"""
@@ -184,9 +167,18 @@ def _unpack_keep_torch(mask, n):
 
 # -- applying it -----------------------------------------------------------------------------------
 
+_SCALES = {}
+
+
 def _scale(p, dtype_name):
-    """fl_T(1 / (1 - p)), the division in float64 (docs/spec.md section 4.7)."""
-    return in_dtype(1.0 / (1.0 - p), dtype_name)
+    """fl_T(1 / (1 - p)), the division in float64 (docs/spec.md section 4.7); cached (every
+    call of a layer asks for the same one)."""
+    scale = _SCALES.get((p, dtype_name))
+    if scale is None:
+        if len(_SCALES) >= 4096:
+            _SCALES.clear()
+        scale = _SCALES[(p, dtype_name)] = in_dtype(1.0 / (1.0 - p), dtype_name)
+    return scale
 
 
 # Elements per step and thread on the CPU: a thread's share of a chunk (4 MiB of float32)
@@ -209,7 +201,7 @@ def _apply_whole(t, mask, scale, dtype_name):
     return _zero_dropped(values, _unpack_keep_torch(mask, t.numel()).view(values.shape))
 
 
-def _apply_chunked(t, mask, scale, dtype_name):
+def _apply_chunked(t, mask, scale, dtype_name, host_mask=None):
     """``_apply`` on the CPU: float32 / float64 in one pass of the host backend's
     ``apply_mask`` kernel (the native core's is threaded); the 16-bit formats
     ``_CHUNK`` elements per thread at a time, the host mask unpacked chunk by
@@ -217,12 +209,15 @@ def _apply_chunked(t, mask, scale, dtype_name):
     operations on the CPU).
     """
     n = t.numel()
-    host_mask = mask.numpy()
+    if host_mask is None:
+        host_mask = mask.numpy()
     if dtype_name in ("float32", "float64"):
-        out = empty_cpu(n, dtype_name)
-        resolve_backend("auto").kernel("apply_mask")(
-            out.numpy(), t.detach().contiguous().view(-1).numpy(), host_mask, scale)
-        return out.view(t.shape)
+        src = t.detach() if t.requires_grad else t
+        values = (src if src.is_contiguous() else src.contiguous()).numpy()
+        out = np.empty(values.shape, values.dtype)  # (NumPy's memory, as empty_cpu's)
+        resolve_backend("auto").kernel("apply_mask")(out.reshape(-1), values.reshape(-1),
+                                                     host_mask, scale)
+        return torch.from_numpy(out)
     # One chunk per thread's share: few parallel regions, each thread's part in its cache.
     chunk = _CHUNK * max(1, torch.get_num_threads())
     flat = t.reshape(-1)
@@ -291,51 +286,132 @@ def _zero_dropped(values, keep):
     return values
 
 
+# -- the operators' bodies (ops.py): a draw named by its (key, counter) --------------------------
+
+def mask_plan(n, p):
+    """The plan of the mask draw for ``n`` elements at drop probability ``p`` (cached)."""
+    return cached(cache_key("dropout_mask", (n,), (p,)), lambda: plan_dropout_mask((n,), p))
+
+
+def _applied(t, mask, p, scale, dtype_name, backward=False):
+    """``mask`` applied to ``t`` on t's device: torch_npu's operators on an NPU, else ``_apply``
+    (a device tensor made contiguous first, so that the result is contiguous)."""
+    if t.device.type == "npu":
+        return _apply_npu(t.contiguous(), mask, p, backward=backward)
+    if t.device.type != "cpu":
+        t = t.contiguous()
+    return _apply(t, mask, scale, dtype_name)
+
+
+_UNSET = object()
+
+
+def forward_at(x, key, counter, p, keep_mask, backend="auto", backend_device=None,
+               fused=_UNSET, dtype_name=None):
+    """(y, the packed mask or None) for the mask draw at (key, counter) applied to ``x``:
+    ``ascend_rand::dropout``'s body once its draw is reserved, and the eager path's.
+
+    The fused kernel where x's device runs it (one launch; ``fused``: the caller's
+    ``_fused_for``); a CPU tensor takes the mask from the host kernels and applies it
+    there; any other device gets the mask drawn by ``backend`` (on ``backend_device``:
+    where the Generator draws) and applies it on x's device.  Every path gives the same
+    bits.  y is a new contiguous tensor of x's shape; p = 1 gives +0 and the all-zero mask
+    (threshold 0: no bit is 1), with no kernel run.
+    """
+    n = x.numel()
+    if dtype_name is None:
+        dtype_name = float_dtype_name(x, "x", "dropout")
+    plan = mask_plan(n, p)
+    if fused is _UNSET:
+        fused = _fused_for(x, plan)  # (a forced path that cannot run raises here)
+    if p == 1.0:
+        y = torch.zeros(x.shape, dtype=x.dtype, device=x.device)
+        mask = torch.zeros(mask_bytes(n), dtype=torch.uint8, device=x.device) \
+            if keep_mask else None
+        return y, mask
+    scale = _scale(p, dtype_name)
+    if fused is not None:
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        mask = torch.empty(mask_bytes(n), dtype=torch.uint8, device=x.device) \
+            if keep_mask else None
+        with _kernel_mode():
+            fused.forward(y.view(-1), x.detach().contiguous().view(-1), mask, key, *counter,
+                          plan.params[1], scale)
+        return y, mask
+    if x.device.type == "cpu":
+        host = _host_mask(key, counter, plan)
+        mask = torch.from_numpy(host)
+        return _apply_chunked(x, mask, scale, dtype_name, host), (mask if keep_mask else None)
+    mask = _regenerate_mask(key, counter, n, p, x.device, backend, backend_device)
+    return _applied(x.detach(), mask, p, scale, dtype_name), (mask if keep_mask else None)
+
+
+def _check_mask(mask, n, t, what):
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.uint8 \
+            or mask.shape != (mask_bytes(n),):
+        raise ValueError(
+            f"{what}: the mask of {n} elements is a uint8 tensor of ceil({n} / 128) * 16 = "
+            f"{mask_bytes(n)} bytes, got {getattr(mask, 'dtype', type(mask).__name__)} of "
+            f"shape {tuple(getattr(mask, 'shape', ()))}")
+    if mask.device != t.device:
+        raise ValueError(f"{what}: the mask is on {mask.device}, the gradient on {t.device}")
+
+
+def backward_from_mask(grad, mask, p):
+    """dx = DropOutDoMask(grad) with the packed ``mask`` (``ascend_rand::dropout_backward``)."""
+    what = "dropout backward"
+    dtype_name = float_dtype_name(grad, "grad", what)
+    n = grad.numel()
+    _check_mask(mask, n, grad, what)
+    if p == 1.0:
+        return torch.zeros(grad.shape, dtype=grad.dtype, device=grad.device)
+    scale = _scale(p, dtype_name)
+    fused = _fused_for(grad, mask_plan(n, p))
+    if fused is not None:
+        dx = torch.empty(grad.shape, dtype=grad.dtype, device=grad.device)
+        with _kernel_mode():
+            fused.backward_from_mask(dx.view(-1), grad.detach().contiguous().view(-1), mask,
+                                     scale)
+        return dx
+    return _applied(grad.detach(), mask, p, scale, dtype_name, backward=True)
+
+
+def backward_regenerate(grad, key, counter, p, backend="auto", backend_device=None):
+    """dx with the mask of the draw at (key, counter) drawn again
+    (``ascend_rand::dropout_regenerate_backward``): by ``backend`` on ``backend_device``
+    (the Generator's) off the fused path."""
+    what = "dropout backward"
+    dtype_name = float_dtype_name(grad, "grad", what)
+    n = grad.numel()
+    if p == 1.0:
+        return torch.zeros(grad.shape, dtype=grad.dtype, device=grad.device)
+    scale = _scale(p, dtype_name)
+    plan = mask_plan(n, p)
+    fused = _fused_for(grad, plan)
+    if fused is not None:
+        dx = torch.empty(grad.shape, dtype=grad.dtype, device=grad.device)
+        with _kernel_mode():
+            fused.backward_regenerate(dx.view(-1), grad.detach().contiguous().view(-1), key,
+                                      *counter, plan.params[1], scale)
+        return dx
+    if grad.device.type == "cpu":
+        host = _host_mask(key, counter, plan)
+        return _apply_chunked(grad, torch.from_numpy(host), scale, dtype_name, host)
+    mask = _regenerate_mask(key, counter, n, p, grad.device, backend, backend_device)
+    return _applied(grad.detach(), mask, p, scale, dtype_name, backward=True)
+
+
+def mask_bytes(n):
+    """ceil(n / 128) * 16: the packed mask's length (docs/spec.md 4.5)."""
+    return (n + 127) // 128 * 16
+
+
 class _DropoutFunction(torch.autograd.Function):
     """y = mask * scale * x with one mask draw; backward applies the same mask and scale."""
 
     @staticmethod
     def forward(ctx, x, generator, p, mode):
-        n = x.numel()
-        dtype_name = float_dtype_name(x, "x", "dropout")
-        ctx.n, ctx.p, ctx.mode, ctx.dtype_name = n, p, mode, dtype_name
-        ctx.all_dropped = p == 1.0
-        ctx.fused = None
-        if x.is_meta:
-            # No mask and no memory (torch's dropout on meta makes none either); the
-            # Generator moves on as the draw would (docs/spec.md 2.4).
-            generator._skip(plan_dropout_mask((n,), p))
-            return torch.empty_like(x)
-        plan = cached(cache_key("dropout_mask", (n,), (p,)), lambda: plan_dropout_mask((n,), p))
-        fused = _fused_kernels(x, generator, plan)
-        if fused is not None:
-            return _fused_forward(ctx, x, generator, fused, plan)
-        if mode == "packed":
-            mask = _draw_mask(generator, n, p, x.device)
-        else:
-            key, counter = _reserve_draw(generator, n, p, plan)
-            backend = generator.backend
-            ctx.stream = (key, counter, backend,
-                          generator.device if is_tensor_backend(backend) else None)
-        if ctx.all_dropped:  # every element dropped: the draw is made, nothing is kept
-            return torch.zeros_like(x)
-        if mode == "packed":
-            ctx.save_for_backward(mask)
-            return _DropoutFunction._masked(ctx, x, mask)
-        try:
-            return _DropoutFunction._masked(
-                ctx, x, _regenerate_mask(*ctx.stream[:2], n, p, x.device, *ctx.stream[2:]))
-        except BaseException:  # a failed call reserves nothing (docs/spec.md 2.2)
-            _give_back(generator.engine, counter)
-            raise
-
-    @staticmethod
-    def _masked(ctx, x, mask):
-        """x with ``mask`` and the scale applied: the forward's result."""
-        ctx.scale = _scale(ctx.p, ctx.dtype_name)
-        if x.device.type == "npu":
-            return _apply_npu(x, mask, ctx.p, backward=False)
-        return _apply(x, mask, ctx.scale, ctx.dtype_name)
+        return _forward(ctx, x, generator, p, mode)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -344,15 +420,74 @@ class _DropoutFunction(torch.autograd.Function):
             return torch.zeros_like(grad), None, None, None
         if grad.is_meta:
             return torch.empty_like(grad), None, None, None
-        if ctx.fused is not None:
-            return _fused_backward(ctx, grad), None, None, None
         if ctx.mode == "packed":
             (mask,) = ctx.saved_tensors
-        else:
-            mask = _regenerate_mask(*ctx.stream[:2], ctx.n, ctx.p, grad.device, *ctx.stream[2:])
-        if grad.device.type == "npu":
-            return _apply_npu(grad, mask, ctx.p, backward=True), None, None, None
-        return _apply(grad, mask, ctx.scale, ctx.dtype_name), None, None, None
+            return backward_from_mask(grad, mask, ctx.p), None, None, None
+        key, counter, backend, device = ctx.stream
+        return backward_regenerate(grad, key, counter, ctx.p, backend, device), None, None, None
+
+
+_ONE_PASS = ("float32", "float64")  # the dtypes apply_mask's host kernel takes
+
+
+class _NoGraph:
+    """The ``ctx`` of a forward that autograd does not record (no input requires grad)."""
+
+    __slots__ = ("p", "mode", "all_dropped", "fused", "stream")
+
+    def save_for_backward(self, *tensors):
+        pass
+
+
+def _forward(ctx, x, generator, p, mode):
+    """The eager forward: the mask drawn (one draw from ``generator``) and applied to x;
+    what backward needs set on ``ctx``."""
+    n = x.numel()
+    dtype_name = float_dtype_name(x, "x", "dropout")
+    ctx.p, ctx.mode = p, mode
+    ctx.all_dropped = p == 1.0
+    ctx.fused = None
+    if x.is_meta:
+        # No mask and no memory (torch's dropout on meta makes none either); the
+        # Generator moves on as the draw would (docs/spec.md 2.4).
+        generator._skip(plan_dropout_mask((n,), p))
+        return torch.empty_like(x)
+    plan = mask_plan(n, p)
+    if not isinstance(generator.engine, Philox):
+        # MT19937 (packed mode only): its words are the mask, drawn where it draws.
+        mask = _draw_mask(generator, n, p, x.device)
+        if ctx.all_dropped:
+            return torch.zeros_like(x)
+        ctx.save_for_backward(mask)
+        return _applied(x.detach(), mask, p, _scale(p, dtype_name), dtype_name)
+    fused = _fused_for(x, plan)  # (decided before the reservation: a refusal draws nothing)
+    backend = generator.backend
+    if fused is None and mode == "packed" and p != 1.0 and x.is_cpu \
+            and dtype_name in _ONE_PASS and not is_tensor_backend(backend):
+        # The common CPU case: the Generator's own mask draw (one native call reserves the
+        # offset and draws), applied in one pass; the bits of forward_at's host path.
+        host = generator.dropout_mask(n, p)
+        try:
+            y = _apply_chunked(x, None, _scale(p, dtype_name), dtype_name, host)
+        except BaseException:  # a failed call reserves nothing (docs/spec.md 2.2)
+            _give_back(generator.engine, (0, generator.engine.offset - 1))
+            raise
+        if type(ctx) is not _NoGraph:
+            ctx.save_for_backward(torch.from_numpy(host))
+        return y
+    key, counter = _reserve_draw(generator, n, p, plan)
+    device = generator.device if is_tensor_backend(backend) else None
+    try:
+        y, mask = forward_at(x, key, counter, p, mode == "packed", backend, device, fused,
+                             dtype_name)
+    except BaseException:  # a failed call reserves nothing (docs/spec.md 2.2)
+        _give_back(generator.engine, counter)
+        raise
+    ctx.fused = fused
+    ctx.stream = (key, counter, backend, device)
+    if mode == "packed" and not ctx.all_dropped:
+        ctx.save_for_backward(mask)
+    return y
 
 
 def _apply_npu(t, mask, p, backward):
@@ -431,7 +566,16 @@ def dropout(x, p=0.5, training=True, generator=None, mode="packed"):
     generator = _check_generator(generator, mode, what)
     if not training or p == 0.0:
         return x
-    return _DropoutFunction.apply(x, generator, p, mode)
+    # Compiled code, and a Generator whose state lives on a device (graph-safe mode): the
+    # operator, whose draw reads (seed, offset) from the state tensor (ops.py).
+    if torch.compiler.is_compiling() or (
+            getattr(generator.engine, "_graph_state", None) is not None and not x.is_meta):
+        return ops.dropout(x, generator, p, mode)
+    if torch.is_grad_enabled() and x.requires_grad:
+        return _DropoutFunction.apply(x, generator, p, mode)
+    # Nothing to differentiate: the forward alone (autograd.Function.apply costs about
+    # as much as torch's whole dropout of a small tensor).
+    return _forward(_NoGraph(), x, generator, p, mode)
 
 
 class Dropout(torch.nn.Module):
@@ -458,6 +602,19 @@ class Dropout(torch.nn.Module):
         if generator is not None:
             _check_generator(generator, self.mode, what)
         self.generator = generator
+        ops.prepare(generator)  # (None: the default Generator's, which the calls use)
+
+    def __setattr__(self, name, value):
+        # A Generator given to the layer gets its state tensor now: torch.compile reads it
+        # as a graph input and cannot make it while tracing (ops.prepare).
+        super().__setattr__(name, value)
+        if name == "generator" and isinstance(value, Generator):
+            ops.prepare(value)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)  # (copy.deepcopy and pickle: a new engine, a new view)
+        if isinstance(self.__dict__.get("generator"), Generator):
+            ops.prepare(self.generator)
 
     def forward(self, x):
         """``dropout(x, p, training, generator, mode)``: in training, one mask draw per call.

@@ -20,6 +20,11 @@ The deterministic initialisers (``constant_``, ``ones_``, ``zeros_``,
 ``eye_``, ``dirac_``) and ``calculate_gain`` are torch's own, re-exported so
 this module can stand in for ``torch.nn.init``.
 
+Under ``torch.compile`` each initialiser is one operator, ``ascend_rand::draw``
+(``ops.py``): the same function runs inside it, on a tensor of the weight's
+shape, with the (seed, offset) the Generator's state tensor holds, and the
+values are copied into the weight; the graph never holds them as constants.
+
 >>> import torch, ascend_rand as ar
 >>> from ascend_rand.torch import init
 >>> w = init.uniform_(torch.empty(2, 3), -1.0, 1.0, generator=ar.Generator(5))
@@ -35,6 +40,7 @@ from torch.nn.init import calculate_gain, constant_, dirac_, eye_, ones_, zeros_
 from .. import _validate, init_rules
 from ..distributions.normal import plan_normal, plan_truncated_normal
 from ..distributions.uniform import plan_uniform
+from . import ops
 from ._common import float_dtype_name, from_float64, generator_or_default, host_tensor
 
 __all__ = [
@@ -109,6 +115,8 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     >>> bool(((t >= -2) & (t < 2)).all())
     True
     """
+    if torch.compiler.is_compiling():
+        return ops.init_(tensor, "uniform_", generator, a=a, b=b)
     what = "uniform_"
     dtype_name, generator = _prepare(tensor, generator, what)
     a, b = _validate.finite_float(a, "a"), _validate.finite_float(b, "b")
@@ -133,6 +141,8 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     >>> t.tolist() == ar.Generator(2).normal(1.0, 0.5, (2, 2), dtype="float64").tolist()
     True
     """
+    if torch.compiler.is_compiling():
+        return ops.init_(tensor, "normal_", generator, mean=mean, std=std)
     dtype_name, generator = _prepare(tensor, generator, "normal_")
     if tensor.is_meta:
         _skip(generator, "normal", tuple(tensor.shape), dtype_name, loc=mean, scale=std)
@@ -159,6 +169,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     >>> -0.3 <= t.min().item() and t.max().item() <= 0.3
     True
     """
+    if torch.compiler.is_compiling():
+        return ops.init_(tensor, "trunc_normal_", generator, mean=mean, std=std, a=a, b=b)
     what = "trunc_normal_"
     dtype_name, generator = _prepare(tensor, generator, what)
     mean, std, a_std, b_std, low, high = init_rules.trunc_normal_bounds(
@@ -182,6 +194,8 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
     >>> w.abs().max().item() < (6 / 50) ** 0.5
     True
     """
+    if torch.compiler.is_compiling():
+        return ops.init_(tensor, "xavier_uniform_", generator, gain=gain)
     float_dtype_name(tensor, "tensor", "xavier_uniform_")
     bound = init_rules.xavier_bound(tensor.shape, gain)
     return uniform_(tensor, -bound, bound, generator)
@@ -195,6 +209,8 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     >>> round(w.std().item() / (2 / 500) ** 0.5, 1)
     1.0
     """
+    if torch.compiler.is_compiling():
+        return ops.init_(tensor, "xavier_normal_", generator, gain=gain)
     float_dtype_name(tensor, "tensor", "xavier_normal_")
     return normal_(tensor, 0.0, init_rules.xavier_std(tensor.shape, gain), generator)
 
@@ -210,6 +226,9 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     >>> w.abs().max().item() < (3 ** 0.5) * (2 ** 0.5) / 4
     True
     """
+    if torch.compiler.is_compiling():
+        return ops.init_(tensor, "kaiming_uniform_", generator, a=a, mode=mode,
+                         nonlinearity=nonlinearity)
     float_dtype_name(tensor, "tensor", "kaiming_uniform_")
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
@@ -227,6 +246,9 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     >>> round(w.std().item() / (2 / 100) ** 0.5, 1)
     1.0
     """
+    if torch.compiler.is_compiling():
+        return ops.init_(tensor, "kaiming_normal_", generator, a=a, mode=mode,
+                         nonlinearity=nonlinearity)
     float_dtype_name(tensor, "tensor", "kaiming_normal_")
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
@@ -256,6 +278,8 @@ def orthogonal_(tensor, gain=1, generator=None):
     >>> torch.allclose(q @ q.T, torch.eye(3, dtype=torch.float64))
     True
     """
+    if torch.compiler.is_compiling():
+        return ops.init_(tensor, "orthogonal_", generator, gain=gain)
     what = "orthogonal_"
     dtype_name, generator = _prepare(tensor, generator, what)
     rows, cols = init_rules.orthogonal_shape(tensor.shape)
