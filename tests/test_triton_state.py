@@ -409,3 +409,70 @@ def test_a_refused_draw_takes_nothing():
         with pytest.raises(TypeError, match="drawn_at must be"):
             ds.dropout_backward(torch.ones(4), 0.5, drawn_at=torch.zeros(3, dtype=torch.int64))
         assert ds.state.tolist()[1] == 2
+
+
+# -- compiled for CUDA (no device needed: Triton's compiler down to PTX) ---------------------
+
+_PTX_SCRIPT = r"""
+import inspect, json, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from ascend_rand.backend.triton_kernels import dropout as D, normal as N, state as S, uniform as U
+# (in parameter order: Triton 3.2's ASTSource reads the signature by position)
+def state(key_hi="i32"):
+    return {"n": "i32", "key_lo": "*i32", "key_hi": key_hi,
+            **{k: "i32" for k in ("ctr0", "ctr1", "ctr2", "ctr3")}}
+cases = {
+    "uniform float32": (U.uniform_f32_kernel, {"out_ptr": "*fp32", **state(), "low": "fp32", "span": "fp32"},
+                        dict(SCALED=True, BLOCK=64, LIMBS16=False)),
+    "ziggurat float32": (N.ziggurat_kernel, {"out_ptr": "*fp32", **state(),
+                         **{k: "fp32" for k in ("loc", "scale", "lo", "hi")},
+                         "W": "*fp32", "K": "*i32", "F": "*fp32"},
+                         dict(BOUNDED=False, SCALED=False, OUT16=False, FP16=False, BLOCK=64,
+                              LIMBS16=False)),
+    "dropout forward": (D.dropout_kernel, {"out_ptr": "*i32", "in_ptr": "*i32", "mask_ptr": "*u8",
+                        **state("*i32"), "nbytes": "i32", "t_minus_1": "i32",
+                        "t_nonzero": "i32", "scale32": "fp32", "scale_hi": "i32", "scale_lo": "i32"},
+                        dict(FMT=0, DRAW=True, WRITE_MASK=True, BLOCK=64, LIMBS16=False)),
+    "advance": (S.advance_kernel, {"state_ptr": "*i32"}, dict(LIMBS16=False)),
+}
+word = "constants" if "constants" in inspect.signature(ASTSource.__init__).parameters \
+    else "constexprs"
+out = {}
+for name, (kernel, signature, constants) in cases.items():
+    signature = dict(signature, **{k: "constexpr" for k in constants})
+    try:
+        compiled = triton.compile(ASTSource(fn=kernel, signature=signature, **{word: constants}),
+                                  target=GPUTarget("cuda", 90, 32),
+                                  options={"enable_fp_fusion": False})
+    except Exception as exc:
+        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"[:500]}))
+        sys.exit(0)
+    out[name] = compiled.asm["ptx"]
+print(json.dumps(out))
+"""
+
+
+def test_state_forms_compile_for_cuda():
+    """The state forms compile for sm_90 (CI has no GPU: this is where a typing slip in a
+    kernel would show): they load the state's words from global memory, the dropout
+    kernel stores drawn_at, the advance kernel stores the offset, and no fused
+    multiply-add appears (fusion is off at launch, spec 3.3)."""
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", _PTX_SCRIPT], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if "error" in result:  # a Triton without the NVIDIA backend or its toolchain
+        pytest.skip(f"this Triton cannot compile for CUDA here: {result['error']}")
+    for name, ptx in result.items():
+        assert "ld.global" in ptx, name
+        assert "fma.rn.f" not in ptx and "mad.rn.f" not in ptx, name
+    assert "st.global" in result["advance"]
+    # the forward's drawn_at copy: a store guarded by the program id (program 0 only)
+    assert "%ctaid.x" in result["dropout forward"]

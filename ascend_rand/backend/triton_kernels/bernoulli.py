@@ -14,7 +14,7 @@ import triton.language as tl
 
 from .conversions import bernoulli_bit_below, bernoulli_bit_p
 from .philox import blocks
-from .words import STREAM, draw_words, store4
+from .words import STREAM, store4, stream_words
 
 
 @triton.jit
@@ -31,11 +31,9 @@ def _bit(w, p_ptr, k, valid, t_minus_1, t_nonzero, HAS_PROBS: tl.constexpr):
 @triton.jit(do_not_specialize=STREAM + ["t_minus_1", "t_nonzero"])
 def bernoulli_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                      t_minus_1, t_nonzero, probs_ptr,
-                     HAS_PROBS: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                     state_ptr=None, FROM_STATE: tl.constexpr = False):
+                     HAS_PROBS: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """n bits as 0/1 bytes into the uint8 view ``out_ptr`` (spec 4.1-4.4)."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     tm1 = t_minus_1.to(tl.uint32, bitcast=True)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
@@ -63,12 +61,10 @@ def _nibble(x0, x1, x2, x3, p, k, left, tm1, t_nonzero, HAS_PROBS: tl.constexpr)
 def bernoulli_packed_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, nbytes,
                             t_minus_1, t_nonzero, probs_ptr,
                             HAS_PROBS: tl.constexpr, BLOCK: tl.constexpr,
-                            LIMBS16: tl.constexpr,
-                            state_ptr=None, FROM_STATE: tl.constexpr = False):
+                            LIMBS16: tl.constexpr):
     """The packed mask of n bits: ``nbytes`` = ceil(n / 128) * 16 bytes (spec 4.5), the
     tile's BLOCK bytes from blocks 2j (bits 0-3) and 2j + 1 (bits 4-7)."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     tm1 = t_minus_1.to(tl.uint32, bitcast=True)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(nbytes, BLOCK), tl.num_programs(0)):

@@ -48,7 +48,7 @@ import triton.language as tl
 from .conversions import bernoulli_bit_below, bits16_to_f32, f64_from_halves, round_f32_to_16_bits
 from .launch import cdiv, int32, launch, stream_args
 from .philox import blocks
-from .words import STREAM, draw_words
+from .words import STREAM, stream_words
 
 # Mask bytes per tile (8 elements each): a program's live vectors (two Philox blocks of
 # four lanes, one element load at a time) stay within an Ascend vector core's unified
@@ -109,20 +109,18 @@ def _kept(bits, scale32, scale_hi, scale_lo, FMT: tl.constexpr):
 def dropout_kernel(out_ptr, in_ptr, mask_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                    nbytes, t_minus_1, t_nonzero, scale32, scale_hi, scale_lo,
                    FMT: tl.constexpr, DRAW: tl.constexpr, WRITE_MASK: tl.constexpr,
-                   BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                   state_ptr=None, FROM_STATE: tl.constexpr = False,
-                   drawn_ptr=None, WRITE_DRAWN: tl.constexpr = False):
+                   BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """out = DropOutDoMask(in) over n elements (integer views of T), the bits drawn
     (``DRAW``, and written to the ``nbytes``-byte mask when ``WRITE_MASK``) or read from
-    ``mask_ptr``; the grid loops over ceil(nbytes / BLOCK) tiles.  ``FROM_STATE``: the
-    seed and offset read from ``state_ptr`` (a device state, or a ``drawn_at``: its
-    first four int32 words are the same); ``WRITE_DRAWN``: program 0 copies those four
-    words to ``drawn_ptr``, the (seed, offset) a regenerating backward draws again."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
-    if WRITE_DRAWN:
-        w = tl.arange(0, 4)
-        tl.store(drawn_ptr + w, tl.load(state_ptr + w), mask=(w < 4) & (tl.program_id(0) == 0))
+    ``mask_ptr``; the grid loops over ceil(nbytes / BLOCK) tiles.  The state form
+    (words.py): ``key_lo`` points at a device state or at a ``drawn_at`` (its four int32
+    words are the state's first four, seed and offset); there ``key_hi`` may point at a
+    ``drawn_at``, into which program 0 copies the seed and offset the draw used."""
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    if key_lo.dtype.is_ptr():
+        if key_hi.dtype.is_ptr():
+            w = tl.arange(0, 4)
+            tl.store(key_hi + w, tl.load(key_lo + w), mask=(w < 4) & (tl.program_id(0) == 0))
     tm1 = t_minus_1.to(tl.uint32, bitcast=True)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(nbytes, BLOCK), tl.num_programs(0)):
@@ -211,29 +209,27 @@ def mask_bytes(n):
     return cdiv(n, 128) * 16
 
 
-def _run(out, src, mask, stream, threshold, scale, draw, write_mask, what, source=None):
-    """One launch of the kernel; ``source`` None: the scalar (key, counter) ``stream``;
-    else the state form's launch keywords (``_state_source``), launched even for n = 0
-    when it writes ``drawn_at`` (program 0 alone, no tile)."""
+def _run(out, src, mask, stream, threshold, scale, draw, write_mask, what, words=None):
+    """One launch of the kernel: from the scalar (key, counter) ``stream``, or, given
+    ``words``, the state form's six stream arguments (``_state_words``: launched even for
+    n = 0 when it writes a drawn_at, program 0 alone and no tile)."""
     out_v, src_v, fmt = _views(out, src, what)
     n = out.numel()
     if mask is not None:
         _check_mask(mask, n, out, what)
-    if source is None:
+    writes_drawn = words is not None and not isinstance(words[1], int)
+    if words is None:
         key, ctr_lo, ctr_hi = stream
         words = stream_args(key, ctr_lo, ctr_hi)
-        source = {}
-    else:
-        words = (0,) * 6  # (the counter's low half of a Generator draw is 0: spec 2.4)
     t = _threshold(threshold) if draw else (0, 0)
-    if not n and not source.get("WRITE_DRAWN"):  # (and a mask of 0 bytes: nothing to write)
+    if not n and not writes_drawn:  # (and a mask of 0 bytes: nothing to write)
         return out
     # The tiles the grid covers: the whole mask when it is written (its padding bytes are
     # 0), else just the bytes that hold elements' bits.
     nbytes = mask_bytes(n) if write_mask else cdiv(n, 8)
     launch(dropout_kernel, out, cdiv(nbytes, BLOCK), out_v, src_v, mask, n, *words, nbytes,
            *t, *_scale_args(scale, fmt), FMT=fmt, DRAW=draw, WRITE_MASK=write_mask,
-           BLOCK=BLOCK, **source)
+           BLOCK=BLOCK)
     return out
 
 
@@ -293,13 +289,12 @@ def dropout_scale(p, dtype):
     return 0.0 if p == 1.0 else in_dtype(1.0 / (1.0 - p), name)
 
 
-def _state_source(state, device, drawn_at=None):
-    from . import state as _state
-
-    source = {"state_ptr": _state.words(state, device), "FROM_STATE": True}
-    if drawn_at is not None:
-        source.update(drawn_ptr=drawn_at.view(-1).view(_torch().int32), WRITE_DRAWN=True)
-    return source
+def _state_words(source, drawn_at=None):
+    """The state form's stream arguments (words.py): key_lo the int32 view ``source`` of a
+    device state or a drawn_at, key_hi a drawn_at's int32 view to write (or 0), the
+    counter's low half 0 (a Generator draw's, spec 2.4)."""
+    drawn = 0 if drawn_at is None else drawn_at.view(-1).view(_torch().int32)
+    return (source, drawn, 0, 0, 0, 0)
 
 
 def _torch():
@@ -353,10 +348,10 @@ def forward_from_state(x, state, p, keep_mask=True, out=None):
     n = flat.numel()
     mask = torch.empty(mask_bytes(n), dtype=torch.uint8, device=x.device) if keep_mask else None
     drawn_at = torch.empty(2, dtype=torch.int64, device=x.device)
-    source = _state_source(state, x.device, drawn_at)
-    _run(y, flat, mask, None, t, scale, True, keep_mask, what, source)
     from . import state as _state
 
+    words = _state_words(_state.words(state, x.device), drawn_at)
+    _run(y, flat, mask, None, t, scale, True, keep_mask, what, words)
     _state.advance(state)
     return y.view(x.shape), mask, drawn_at
 
@@ -375,6 +370,6 @@ def backward_regenerate_at(grad, drawn_at, p, out=None):
     flat = grad.detach().contiguous().view(-1)
     dx = _out_like(out, flat, what)
     # drawn_at's four int32 words are the state's first four: seed, then offset.
-    source = {"state_ptr": drawn_at.view(-1).view(torch.int32), "FROM_STATE": True}
-    _run(dx, flat, None, None, t, scale, True, False, what, source)
+    _run(dx, flat, None, None, t, scale, True, False, what,
+         _state_words(drawn_at.view(-1).view(torch.int32)))
     return dx.view(grad.shape)

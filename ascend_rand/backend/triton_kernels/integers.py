@@ -15,7 +15,7 @@ from triton.language import core  # add / sub / mul with sanitize_overflow (tl h
 
 from .conversions import integer_offset_128, integer_offset_64
 from .philox import blocks
-from .words import STREAM, draw_words
+from .words import STREAM, stream_words
 
 
 @triton.jit
@@ -39,12 +39,10 @@ def _store_value(dst, e, mask, off_hi, off_lo, low_hi, low_lo, WIDTH: tl.constex
 @triton.jit(do_not_specialize=STREAM + ["low_hi", "low_lo", "rm1"])
 def integers_64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                        low_hi, low_lo, rm1,
-                       WIDTH: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                       state_ptr=None, FROM_STATE: tl.constexpr = False):
+                       WIDTH: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """r = rm1 + 1 <= 2**32 (spec 3.5): two words per element; ``low_hi``, ``low_lo``,
     ``rm1`` are int32 bit patterns (low mod 2**64 by halves, range_minus_1)."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     lh = low_hi.to(tl.uint32, bitcast=True)
     ll = low_lo.to(tl.uint32, bitcast=True)
     r = rm1.to(tl.uint32, bitcast=True)
@@ -67,13 +65,11 @@ def integers_64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
 @triton.jit(do_not_specialize=STREAM + ["low_hi", "low_lo", "r_hi", "r_lo"])
 def integers_128_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                         low_hi, low_lo, r_hi, r_lo,
-                        FULL: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                        state_ptr=None, FROM_STATE: tl.constexpr = False):
+                        FULL: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """r > 2**32 (spec 3.5), 64-bit outputs (the int32 view): four words per element.
     ``r_hi``, ``r_lo``: the words of r < 2**64; FULL: r = 2**64, where the offset is
     simply (w_4i << 32) | w_4i+1."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     lh = low_hi.to(tl.uint32, bitcast=True)
     ll = low_lo.to(tl.uint32, bitcast=True)
     rh = r_hi.to(tl.uint32, bitcast=True)

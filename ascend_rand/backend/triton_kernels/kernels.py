@@ -75,12 +75,12 @@ def raw(out, key, ctr_lo, ctr_hi, words=None, *, state=None):
     """uint32: word i; uint64: (word 2i << 32) | word 2i+1."""
     _check_out(out, "raw", (torch.uint32, torch.uint64))
     _philox_only(words, "raw")
-    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
+    stream = draw_source(key, ctr_lo, ctr_hi, state, out)
     slots = out.numel() * (2 if out.dtype == torch.uint64 else 1)
     if slots:
         block = BLOCKS["words"]
         launch(raw_kernel, out, cdiv(slots, 4 * block), out.view(torch.int32), slots, *stream,
-               SWAP_HALVES=out.dtype == torch.uint64, BLOCK=block, **source)
+               SWAP_HALVES=out.dtype == torch.uint64, BLOCK=block)
 
 
 # -- uniform floats: docs/spec.md sections 3.2 and 3.3 ------------------------------------------
@@ -93,7 +93,7 @@ def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None, *, sta
         raise ValueError(f"uniform: unknown format {fmt!r}; expected one of {tuple(_FLOAT)}")
     _check_out(out, "uniform", (want,))
     _philox_only(words, "uniform")
-    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
+    stream = draw_source(key, ctr_lo, ctr_hi, state, out)
     n = out.numel()
     if not n:
         return
@@ -101,17 +101,16 @@ def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None, *, sta
     scaled = bool(scaled)
     if fmt == "float32":
         launch(uniform_f32_kernel, out, cdiv(n, 4 * block), out, n, *stream,
-               float(low), float(span), SCALED=scaled, BLOCK=block, **source)
+               float(low), float(span), SCALED=scaled, BLOCK=block)
     elif fmt == "float64":
         if out.device.type == "npu":
             raise TypeError("uniform: float64 needs float64 arithmetic, which Ascend's vector "
                             "units lack (docs/spec.md A.6); the torch-operation path draws it")
         launch(uniform_f64_kernel, out, cdiv(n, 2 * block), out, n, *stream,
-               *_f64_halves(low), *_f64_halves(span), SCALED=scaled, BLOCK=block, **source)
+               *_f64_halves(low), *_f64_halves(span), SCALED=scaled, BLOCK=block)
     else:
         launch(uniform_16_kernel, out, cdiv(n, 4 * block), out.view(torch.int16), n, *stream,
-               float(low), float(span), SCALED=scaled, FP16=fmt == "float16", BLOCK=block,
-               **source)
+               float(low), float(span), SCALED=scaled, FP16=fmt == "float16", BLOCK=block)
 
 
 # -- integers: docs/spec.md section 3.5 ---------------------------------------------------------
@@ -128,7 +127,7 @@ def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None, *, s
     if range_minus_1 >= 1 << width:
         raise ValueError(f"integers: a range of {range_minus_1 + 1} values does not fit "
                          f"{out.dtype}")
-    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
+    stream = draw_source(key, ctr_lo, ctr_hi, state, out)
     n = out.numel()
     if not n:
         return
@@ -137,12 +136,12 @@ def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None, *, s
     if range_minus_1 <= 0xFFFFFFFF:
         block = BLOCKS["integers"]
         launch(integers_64_kernel, out, cdiv(n, 2 * block), view, n, *stream,
-               *low, int32(range_minus_1), WIDTH=width, BLOCK=block, **source)
+               *low, int32(range_minus_1), WIDTH=width, BLOCK=block)
     else:
         block = BLOCKS["integers_128"]
         r = (range_minus_1 + 1) % (1 << 64)  # 0 stands for 2**64 (FULL)
         launch(integers_128_kernel, out, cdiv(n, block), view, n, *stream,
-               *low, int32(r >> 32), int32(r), FULL=r == 0, BLOCK=block, **source)
+               *low, int32(r >> 32), int32(r), FULL=r == 0, BLOCK=block)
 
 
 # -- Bernoulli bits and packed masks: docs/spec.md section 4 ------------------------------------
@@ -176,7 +175,7 @@ def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None, *, state=N
     """Bit i of word i as 0/1 into ``out`` (bool or uint8, n elements)."""
     _check_out(out, "bernoulli", (torch.bool, torch.uint8))
     _philox_only(words, "bernoulli")
-    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
+    stream = draw_source(key, ctr_lo, ctr_hi, state, out)
     n = out.numel()
     if not n:
         return
@@ -184,7 +183,7 @@ def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None, *, state=N
     p = None if probs is None else _probabilities(probs, n, out.device)
     block = BLOCKS["bernoulli"]
     launch(bernoulli_kernel, out, cdiv(n, 4 * block), out.view(torch.uint8), n, *stream, *t, p,
-           HAS_PROBS=p is not None, BLOCK=block, **source)
+           HAS_PROBS=p is not None, BLOCK=block)
 
 
 def mask_bytes(n):
@@ -202,7 +201,7 @@ def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None, 
     if out.numel() != mask_bytes(n):
         raise ValueError(f"bernoulli_packed: out must hold mask_bytes({n}) = {mask_bytes(n)} "
                          f"bytes, got {out.numel()}")
-    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
+    stream = draw_source(key, ctr_lo, ctr_hi, state, out)
     if not n:
         return
     t = _threshold_args(threshold, probs)
@@ -210,7 +209,7 @@ def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None, 
     block = BLOCKS["bernoulli_packed"]
     nbytes = out.numel()
     launch(bernoulli_packed_kernel, out, cdiv(nbytes, block), out, n, *stream, nbytes, *t, p,
-           HAS_PROBS=p is not None, BLOCK=block, **source)
+           HAS_PROBS=p is not None, BLOCK=block)
 
 
 # -- plans ----------------------------------------------------------------------------------------

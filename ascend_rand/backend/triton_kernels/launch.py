@@ -69,20 +69,20 @@ def stream_args(key, ctr_lo, ctr_hi):
 
 
 def draw_source(key, ctr_lo, ctr_hi, state, out):
-    """(the six int32 stream arguments, the extra launch keywords) of one draw.
+    """The six stream arguments (key_lo, key_hi, c0 .. c3) of one draw.
 
-    ``state`` None: the scalar form, ``stream_args(key, ctr_lo, ctr_hi)`` and no
-    extra keyword (the launch the kernels always had).  Otherwise the state form:
-    the kernel reads the seed and offset from the device state tensor ``state``
-    (state.py, checked to be on ``out``'s device), the counter's low half is
-    ``ctr_lo`` (a Generator draw's 0) and ``key``, ``ctr_hi`` are not used.
+    ``state`` None: the scalar form, ``stream_args(key, ctr_lo, ctr_hi)`` (the
+    launch the kernels always had).  Otherwise the state form: ``key_lo`` is the
+    int32 view of the device state tensor ``state`` (state.py, checked to be on
+    ``out``'s device), from which the kernel reads the seed and offset; the
+    counter's low half is ``ctr_lo`` (a Generator draw's 0); ``key`` and
+    ``ctr_hi`` are not used.
     """
     if state is None:
-        return stream_args(key, ctr_lo, ctr_hi), {}
+        return stream_args(key, ctr_lo, ctr_hi)
     from .state import words
 
-    stream = stream_args(0, ctr_lo, 0)
-    return stream, {"state_ptr": words(state, out.device), "FROM_STATE": True}
+    return (words(state, out.device),) + stream_args(0, ctr_lo, 0)[1:]
 
 
 def _core_count(device):

@@ -32,7 +32,7 @@ from .conversions import f64_from_halves, round_f32_to_16_bits, unit_float32, un
 from .detmath import log_f32, log_f64, sincos_f32, sincos_f64
 from .philox import blocks
 from .retry import element_index
-from .words import STREAM, draw_words, store4
+from .words import STREAM, store4, stream_words
 from .ziggurat import ziggurat_f32, ziggurat_f64
 
 # Box-Muller's constants (spec 5.4), fallback's values: the floor of u1 and 2 pi.
@@ -69,12 +69,10 @@ def output_f64(z, loc, scale, SCALED: tl.constexpr):
 @triton.jit(do_not_specialize=STREAM)
 def ziggurat_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, scale, lo, hi,
                     W, K, F, BOUNDED: tl.constexpr, SCALED: tl.constexpr, OUT16: tl.constexpr,
-                    FP16: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                    state_ptr=None, FROM_STATE: tl.constexpr = False):
+                    FP16: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float32 working precision: element i from word i; out_ptr is float32, or the int16
     view of a float16 / bfloat16 output (``OUT16``); [lo, hi] bounds when ``BOUNDED``."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     j = tl.arange(0, BLOCK)
     lane = 4 * j.to(tl.uint32)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
@@ -101,12 +99,10 @@ def ziggurat_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, sca
 def ziggurat_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                         loc_hi, loc_lo, scale_hi, scale_lo, lo_hi, lo_lo, hi_hi, hi_lo,
                         W, K, F, BOUNDED: tl.constexpr, SCALED: tl.constexpr,
-                        BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                        state_ptr=None, FROM_STATE: tl.constexpr = False):
+                        BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float64: element i from u = (word 2i << 32) | word 2i + 1, so block b gives
     elements 2b and 2b + 1."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     loc = f64_from_halves(loc_hi, loc_lo)
     scale = f64_from_halves(scale_hi, scale_lo)
     lo = f64_from_halves(lo_hi, lo_lo)
@@ -143,11 +139,9 @@ def box_muller_f32(w0, w1):
 @triton.jit(do_not_specialize=STREAM)
 def box_muller_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, scale,
                       SCALED: tl.constexpr, OUT16: tl.constexpr, FP16: tl.constexpr,
-                      BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                      state_ptr=None, FROM_STATE: tl.constexpr = False):
+                      BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float32 working precision; block b's pairs (x0, x1), (x2, x3) are elements 4b .. 4b+3."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
@@ -165,11 +159,9 @@ def box_muller_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, s
 @triton.jit(do_not_specialize=STREAM + F64_PARAMS[:4])
 def box_muller_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                           loc_hi, loc_lo, scale_hi, scale_lo,
-                          SCALED: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                          state_ptr=None, FROM_STATE: tl.constexpr = False):
+                          SCALED: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float64: pair j is block j, u1 from words 4j, 4j + 1 and t from 4j + 2, 4j + 3."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     loc = f64_from_halves(loc_hi, loc_lo)
     scale = f64_from_halves(scale_hi, scale_lo)
     j = tl.arange(0, BLOCK)

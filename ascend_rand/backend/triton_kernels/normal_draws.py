@@ -88,20 +88,20 @@ def _family(out, fmt):
     return out, False, False
 
 
-def _ziggurat(out, stream, source, fmt, loc, scale, scaled, lo, hi, bounded):
+def _ziggurat(out, stream, fmt, loc, scale, scaled, lo, hi, bounded):
     n = out.numel()
     t32, t64 = tables(out.device)
     if fmt == "float64":
         block = BLOCKS["ziggurat_f64"]
         launch(ziggurat_f64_kernel, out, cdiv(n, 2 * block), out, n, *stream,
                *f64_halves(loc), *f64_halves(scale), *f64_halves(lo), *f64_halves(hi), *t64,
-               BOUNDED=bounded, SCALED=scaled, BLOCK=block, **source)
+               BOUNDED=bounded, SCALED=scaled, BLOCK=block)
     else:
         block = BLOCKS["ziggurat"]
         dst, out16, fp16 = _family(out, fmt)
         launch(ziggurat_kernel, out, cdiv(n, 4 * block), dst, n, *stream, float(loc),
                float(scale), float(lo), float(hi), *t32, BOUNDED=bounded, SCALED=scaled,
-               OUT16=out16, FP16=fp16, BLOCK=block, **source)
+               OUT16=out16, FP16=fp16, BLOCK=block)
 
 
 def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled, words=None, *,
@@ -111,22 +111,22 @@ def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled, words=None
     _check(out, "normal", fmt, words)
     if method not in METHODS:
         raise ValueError(f"normal: unknown method {method!r}; expected one of {METHODS}")
-    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
+    stream = draw_source(key, ctr_lo, ctr_hi, state, out)
     n = out.numel()
     if not n:
         return
     scaled = bool(scaled)
     if method == "ziggurat":
-        _ziggurat(out, stream, source, fmt, loc, scale, scaled, 0.0, 0.0, False)
+        _ziggurat(out, stream, fmt, loc, scale, scaled, 0.0, 0.0, False)
     elif fmt == "float64":
         block = BLOCKS["box_muller_f64"]
         launch(box_muller_f64_kernel, out, cdiv(n, 2 * block), out, n, *stream,
-               *f64_halves(loc), *f64_halves(scale), SCALED=scaled, BLOCK=block, **source)
+               *f64_halves(loc), *f64_halves(scale), SCALED=scaled, BLOCK=block)
     else:
         block = BLOCKS["box_muller"]
         dst, out16, fp16 = _family(out, fmt)
         launch(box_muller_kernel, out, cdiv(n, 4 * block), dst, n, *stream, float(loc),
-               float(scale), SCALED=scaled, OUT16=out16, FP16=fp16, BLOCK=block, **source)
+               float(scale), SCALED=scaled, OUT16=out16, FP16=fp16, BLOCK=block)
 
 
 def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, a, b, width, m2,
@@ -138,13 +138,13 @@ def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, 
     _check(out, "truncated_normal", fmt, words)
     if method not in (TRUNC_ZIGGURAT, TRUNC_UNIFORM, TRUNC_EXPONENTIAL):
         raise ValueError(f"truncated_normal: unknown method {method!r}")
-    stream, source = draw_source(key, ctr_lo, ctr_hi, state, out)
+    stream = draw_source(key, ctr_lo, ctr_hi, state, out)
     n = out.numel()
     if not n:
         return
     scaled = bool(scaled)
     if method == TRUNC_ZIGGURAT:
-        _ziggurat(out, stream, source, fmt, loc, scale, scaled, a, b, True)
+        _ziggurat(out, stream, fmt, loc, scale, scaled, a, b, True)
         return
     exponential = method == TRUNC_EXPONENTIAL
     mirror = bool(mirror) and exponential
@@ -152,12 +152,11 @@ def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, 
         block = BLOCKS["proposal_f64"]
         halves = [h for v in (a, b, width, m2, lam, loc, scale) for h in f64_halves(v)]
         launch(proposal_f64_kernel, out, cdiv(n, 2 * block), out, n, *stream, *halves,
-               EXPONENTIAL=exponential, MIRROR=mirror, SCALED=scaled, BLOCK=block,
-               **source)
+               EXPONENTIAL=exponential, MIRROR=mirror, SCALED=scaled, BLOCK=block)
     else:
         block = BLOCKS["proposal"]
         dst, out16, fp16 = _family(out, fmt)
         launch(proposal_kernel, out, cdiv(n, 4 * block), dst, n, *stream, float(a), float(b),
                float(width), float(m2), float(lam), float(loc), float(scale),
                EXPONENTIAL=exponential, MIRROR=mirror, SCALED=scaled, OUT16=out16, FP16=fp16,
-               BLOCK=block, **source)
+               BLOCK=block)

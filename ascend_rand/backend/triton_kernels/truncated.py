@@ -32,7 +32,7 @@ from .detmath import exp_f32, exp_f64, log_f32, log_f64, negated
 from .normal import output_f32, output_f64
 from .philox import blocks
 from .retry import element_index, open_unit_float32, open_unit_float64, retry_block
-from .words import STREAM, draw_words, store4
+from .words import STREAM, store4, stream_words
 from .ziggurat import any_pending, clamp, not_
 
 ATTEMPTS = tl.constexpr(1024)  # spec 5.2's slot cap
@@ -75,11 +75,9 @@ def proposal_f32(p0, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width, m2,
 def proposal_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, a, b, width, m2, lam,
                     loc, scale, EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr,
                     SCALED: tl.constexpr, OUT16: tl.constexpr, FP16: tl.constexpr,
-                    BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                    state_ptr=None, FROM_STATE: tl.constexpr = False):
+                    BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float32 working precision (float32, float16, bfloat16 outputs): element i from word i."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     j = tl.arange(0, BLOCK)
     lane = 4 * j.to(tl.uint32)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
@@ -141,11 +139,9 @@ def proposal_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                         a_hi, a_lo, b_hi, b_lo, width_hi, width_lo, m2_hi, m2_lo,
                         lam_hi, lam_lo, loc_hi, loc_lo, scale_hi, scale_lo,
                         EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr, SCALED: tl.constexpr,
-                        BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                        state_ptr=None, FROM_STATE: tl.constexpr = False):
+                        BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float64: element i from (word 2i << 32) | word 2i + 1; block b gives 2b, 2b + 1."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     a = f64_from_halves(a_hi, a_lo)
     b = f64_from_halves(b_hi, b_lo)
     width = f64_from_halves(width_hi, width_lo)

@@ -14,7 +14,7 @@ import triton.language as tl
 
 from .conversions import f64_from_halves, unit_float32, unit_float64, uniform_16_bits
 from .philox import blocks
-from .words import STREAM, draw_words, store4
+from .words import STREAM, store4, stream_words
 
 
 @triton.jit
@@ -27,11 +27,9 @@ def _scale(x, low, span, SCALED: tl.constexpr):
 
 @triton.jit(do_not_specialize=STREAM)
 def uniform_f32_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, low, span,
-                       SCALED: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                       state_ptr=None, FROM_STATE: tl.constexpr = False):
+                       SCALED: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float32 (spec 3.2, 3.3): element i from word i; ``low``, ``span`` float32 scalars."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
@@ -52,12 +50,11 @@ def _bits16(w, low, span, SCALED: tl.constexpr, FP16: tl.constexpr):
 @triton.jit(do_not_specialize=STREAM)
 def uniform_16_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, low, span,
                       SCALED: tl.constexpr, FP16: tl.constexpr, BLOCK: tl.constexpr,
-                      LIMBS16: tl.constexpr, state_ptr=None, FROM_STATE: tl.constexpr = False):
+                      LIMBS16: tl.constexpr):
     """float16 (FP16) or bfloat16 (spec 3.2, 3.3): element i from word i, written as bits
     into the int16 view ``out_ptr``; ``low``, ``span`` are float32 scalars holding values
     of the format."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
@@ -71,13 +68,11 @@ def uniform_16_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, low, s
 @triton.jit(do_not_specialize=STREAM + ["low_hi", "low_lo", "span_hi", "span_lo"])
 def uniform_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                        low_hi, low_lo, span_hi, span_lo,
-                       SCALED: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-                       state_ptr=None, FROM_STATE: tl.constexpr = False):
+                       SCALED: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float64 (spec 3.2, 3.3): element i from words 2i (high) and 2i + 1; ``low`` and
     ``span`` arrive as the int32 halves of their bit patterns (a Python float argument
     would be a float32)."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     low = f64_from_halves(low_hi, low_lo)
     span = f64_from_halves(span_hi, span_lo)
     j = tl.arange(0, BLOCK)

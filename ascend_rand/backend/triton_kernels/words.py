@@ -6,12 +6,10 @@ output: a uint64 element's low slot (little-endian) is w_2i+1, its high slot
 w_2i, so block b fills slots 4b .. 4b+3 with lanes (x1, x0, x3, x2) instead
 of (x0, x1, x2, x3).  The grid loop is the package's (launch.py).
 
-Every draw kernel of the package has two forms, chosen by its ``FROM_STATE``
-constexpr (default False, the scalar form, whose arguments and bits are as
-they always were): the scalar form takes the key and counter as int32
-arguments; the state form reads the seed and offset from the device state
-(``state_ptr``, state.py), so a captured graph draws fresh numbers on each
-replay (``draw_words``).
+Every draw kernel of the package has two forms with one signature: the scalar
+form takes the key and counter as int32 arguments; the state form gets the
+device state of a graph-safe Generator (state.py) as its ``key_lo`` argument
+and reads the seed and offset from it on the device (``stream_words``).
 """
 
 import triton
@@ -26,31 +24,27 @@ STREAM = ["n", "key_lo", "key_hi", "ctr0", "ctr1", "ctr2", "ctr3"]
 
 @triton.jit
 def stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3):
-    """The int32 key and counter arguments as the uint32 words (k0, k1, c0, c1, c2, c3)."""
-    return (key_lo.to(tl.uint32, bitcast=True), key_hi.to(tl.uint32, bitcast=True),
-            ctr0.to(tl.uint32, bitcast=True), ctr1.to(tl.uint32, bitcast=True),
-            ctr2.to(tl.uint32, bitcast=True), ctr3.to(tl.uint32, bitcast=True))
+    """The int32 key and counter arguments as the uint32 words (k0, k1, c0, c1, c2, c3).
 
-
-@triton.jit
-def draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr, FROM_STATE: tl.constexpr):
-    """(k0, k1, c0, c1, c2, c3) of the draw: the scalar arguments (``stream_words``), or
-    with ``FROM_STATE`` the key and the counter's high half read from the device state.
-
-    ``state_ptr`` is the int32 view of the state tensor (state.py: words 0, 1 the
-    seed, words 2, 3 the offset, little-endian halves); a Generator draw's counter
-    is (0, offset) (docs/spec.md 2.4), so c0, c1 stay the scalar ``ctr0``, ``ctr1``
-    the host passes as 0, and only the seed and offset come from the device: a
-    captured graph replayed reads the offset the advance kernel left there.
+    The state form: ``key_lo`` is a pointer, the int32 view of a graph-safe
+    Generator's device state (state.py): the key is its words 0, 1 and the
+    counter's high half its words 2, 3 (the offset), read on the device, so a
+    captured graph replayed draws at the offset the advance kernel left there.
+    A Generator draw's counter is (0, offset) (docs/spec.md 2.4): c0, c1 are
+    still ``ctr0``, ``ctr1`` (0), and ``key_hi``, ``ctr2``, ``ctr3`` are not
+    read.  Which form is decided when the kernel is compiled (the argument's
+    type), so the scalar form compiles exactly as before.
     """
-    if FROM_STATE:
-        return (tl.load(state_ptr).to(tl.uint32, bitcast=True),
-                tl.load(state_ptr + 1).to(tl.uint32, bitcast=True),
+    if key_lo.dtype.is_ptr():
+        return (tl.load(key_lo).to(tl.uint32, bitcast=True),
+                tl.load(key_lo + 1).to(tl.uint32, bitcast=True),
                 ctr0.to(tl.uint32, bitcast=True), ctr1.to(tl.uint32, bitcast=True),
-                tl.load(state_ptr + 2).to(tl.uint32, bitcast=True),
-                tl.load(state_ptr + 3).to(tl.uint32, bitcast=True))
+                tl.load(key_lo + 2).to(tl.uint32, bitcast=True),
+                tl.load(key_lo + 3).to(tl.uint32, bitcast=True))
     else:
-        return stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+        return (key_lo.to(tl.uint32, bitcast=True), key_hi.to(tl.uint32, bitcast=True),
+                ctr0.to(tl.uint32, bitcast=True), ctr1.to(tl.uint32, bitcast=True),
+                ctr2.to(tl.uint32, bitcast=True), ctr3.to(tl.uint32, bitcast=True))
 
 
 @triton.jit
@@ -64,11 +58,9 @@ def store4(dst, j, left, y0, y1, y2, y3):
 
 @triton.jit(do_not_specialize=STREAM)
 def raw_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
-               SWAP_HALVES: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr,
-               state_ptr=None, FROM_STATE: tl.constexpr = False):
+               SWAP_HALVES: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """``n`` 32-bit slots of the int32 view ``out_ptr`` (2 per element when SWAP_HALVES)."""
-    k0, k1, c0, c1, c2, c3 = draw_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, state_ptr,
-                                        FROM_STATE)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK  # the tile's first Philox block
