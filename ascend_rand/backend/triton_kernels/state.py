@@ -10,8 +10,8 @@ and VALID (the word interface's partial block) are 0 in a device state and
 never read.
 
 A graph-safe draw is two launches on one stream: the draw kernel in its
-state form (``FROM_STATE``, words.py ``draw_words``) reads the seed and
-offset, then ``advance_kernel`` moves the offset on by one, as
+state form (this tensor's int32 view as its ``key_lo``, words.py
+``stream_words``) reads the seed and offset, then ``advance_kernel`` moves the offset on by one, as
 ``Philox.reserve`` does on the host.  The stream orders them: every program of
 the draw has read the offset before the advance runs.  No value crosses to the
 host, so the pair can be captured in a graph and replayed.
