@@ -229,8 +229,18 @@ class DeviceState:
 
     # -- the host side ----------------------------------------------------------------------
 
+    def _capturing(self):
+        """Whether this device's current stream is capturing a graph (torch.cuda's, or
+        torch_npu's NPUGraph where torch_npu has one)."""
+        if self.device.type == "cuda":
+            return torch.cuda.is_current_stream_capturing()
+        if self.device.type == "npu":
+            capturing = getattr(getattr(torch, "npu", None), "is_current_stream_capturing", None)
+            return bool(capturing()) if capturing is not None else False
+        return False
+
     def _read(self):
-        if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+        if self._capturing():
             raise RuntimeError("sync: the device state cannot be read while a graph is being "
                                "captured (a device-to-host copy); sync after the capture")
         return [w & _MASK64 for w in self.state.to("cpu").tolist()]
@@ -279,7 +289,7 @@ class DeviceState:
         """The host engine's state (after ``generator.set_state``, a checkpoint restored)
         written into ``.state`` in place, so graphs captured on it draw from there."""
         self._check_open("load")
-        if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+        if self._capturing():
             raise RuntimeError("load: cannot write the device state while a graph is captured")
         with self.engine.lock:
             host = tuple(self.engine._slots)
