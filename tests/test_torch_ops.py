@@ -319,3 +319,21 @@ def test_graph_safe_mode_routes_eager_calls_through_the_device_state(monkeypatch
     assert same(y2, ascend_rand.torch.dropout(x, 0.3, generator=ref, mode="regenerate"))
     assert same(w, torch.from_numpy(ref.random(5)))
     assert g.state == ref.state
+
+
+def test_the_benchmark_s_per_call_table_runs(monkeypatch):
+    """ascend-rand bench --only compiled, its per-call part at a few calls (no time asserted;
+    the step table compiles and is left to the benchmark)."""
+    from ascend_rand.benchmarks import compiled
+
+    monkeypatch.setattr(compiled, "CALLS", 5)
+    rows = compiled.per_call(torch, 1)
+    assert {(r["draw"], r["peer"]) for r in rows} >= {
+        ("uniform float32, 16 elements", "operator ascend_rand::draw"),
+        ("dropout forward, 16 elements", "F.dropout")}
+    assert all(r["us_per_call"] > 0 for r in rows)
+    results = {"machine": {"cpu": "x", "cores": 1}, "rows": rows, "targets": compiled.targets(rows),
+               "step_rows": [{"model": "m", "mode": "eager", "ms_per_step": 1.0,
+                              "compile_s": None}]}
+    text = compiled.markdown(results)
+    assert "operator ascend_rand::dropout" in text and text.count("target:") == 3

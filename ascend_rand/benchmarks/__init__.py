@@ -12,7 +12,8 @@ randomgen, torch and a g++-built std::mt19937 where those are present: a
 missing peer is a table row saying why, never an error.  ``device`` (run only
 by ``--only device``) times the torch backend on a GPU or NPU against torch's
 own operators and counts each draw's kernel launches (on CPU tensors without a
-device).  ``harness`` holds what they share; ``plot`` draws their rows (it
+device); ``compiled`` (also only by ``--only compiled``) times the torch operators
+per call and a model's training step eager and under torch.compile.  ``harness`` holds what they share; ``plot`` draws their rows (it
 needs matplotlib).
 docs/performance.md explains the method, the rows and the targets.
 
@@ -27,16 +28,17 @@ import sys
 import time
 from pathlib import Path
 
-from . import (device, distributions, dropout, entropy, harness, levels, mt19937, smalldraws,
-               torch_backend, uniform)
+from . import (compiled, device, distributions, dropout, entropy, harness, levels, mt19937,
+               smalldraws, torch_backend, uniform)
 
 # The order ``ascend-rand bench`` runs them in.
 BENCHMARKS = {"uniform": uniform, "distributions": distributions, "mt19937": mt19937,
               "smalldraws": smalldraws, "torch_backend": torch_backend, "dropout": dropout,
               "entropy": entropy}
 # Run only when asked for (--only): ``device`` (the torch backend on a GPU or NPU, or the
-# device paths' launch counts on CPU tensors under Triton's interpreter).
-ON_REQUEST = {"device": device}
+# device paths' launch counts on CPU tensors under Triton's interpreter) and ``compiled``
+# (the torch operators' per-call cost and torch.compile step times: it compiles).
+ON_REQUEST = {"device": device, "compiled": compiled}
 
 
 def add_arguments(parser):
