@@ -23,12 +23,13 @@ CPU tensors then under Triton's interpreter: ``backend/device_path.route``
 decides, as for every draw) and the Generator is a Philox one, each pass is
 one fused kernel (``backend/triton_kernels/dropout.py``): forward draws the
 mask from the reserved (key, counter) and applies it in the same launch,
-backward applies the saved mask or draws it again.  Otherwise masks are
-drawn where the Generator draws (the host for the native and NumPy backends,
-its device for a ``backend="torch"`` Generator) and copied to x's device:
-``_draw_mask`` and ``_regenerate_mask`` are the only two places.  Both give
-the same bits of y, the mask and dx, and leave the Generator in the same
-state.
+backward applies the saved mask or draws it again.  Otherwise a CPU
+tensor's mask is drawn by the host kernels (``_host_mask``, or in packed mode
+the Generator's own one-call draw), and a device tensor's where the Generator
+draws (the host for the native and NumPy backends, its device for a
+``backend="torch"`` Generator), then copied to x's device (``_draw_mask``,
+``_regenerate_mask``).  Every path gives the same bits of y, the mask and dx,
+and leaves the Generator in the same state.
 
 Under ``torch.compile`` (and for a Generator in graph-safe mode) a call is the
 operator ``ascend_rand::dropout`` (``ops.py``), whose (seed, offset) comes from
@@ -111,24 +112,16 @@ def _regenerate_mask(key, counter, n, p, device, backend="auto", backend_device=
 
 # -- the fused Triton kernels ---------------------------------------------------------------------
 
-def _fused_kernels(x, generator, plan):
-    """``triton_kernels.dropout`` where this call runs fused, else None.
+def _fused_for(x, plan):
+    """``triton_kernels.dropout`` where a draw of ``plan`` on x's device runs fused, else None.
 
     Fused where ``device_path.route`` sends the mask's draw on x's device to the
     Triton kernels (the torch backend's own rule and ASCEND_RAND_DEVICE_KERNELS;
-    a forced path that cannot run raises here, before anything is drawn) and
-    the Generator names its draws by (key, counter) (Philox; MT19937 hands out
-    words).  float64 on an NPU stays on torch_npu's operators (Ascend's vector
-    units have no float64, docs/spec.md A.6).
+    a forced path that cannot run raises here, before anything is drawn); the
+    caller knows the Generator names its draws by (key, counter) (Philox;
+    MT19937 hands out words).  float64 on an NPU stays on torch_npu's operators
+    (Ascend's vector units have no float64, docs/spec.md A.6).
     """
-    if not isinstance(generator.engine, Philox):
-        return None
-    return _fused_for(x, plan)
-
-
-def _fused_for(x, plan):
-    """``triton_kernels.dropout`` where a draw of ``plan`` on x's device runs fused, else None
-    (``_fused_kernels`` without the Generator: the operators' bodies know it is Philox)."""
     if x.is_cpu and device_path.choice() == "auto":
         return None  # (route's answer for CPU tensors, without its cost: every eager call)
     path, _ = device_path.route(x.device.type, plan)
