@@ -18,8 +18,10 @@ within ``--time-limit`` seconds (default 290, under the 5 minutes issue 23 gives
    fallback).  A missing ml_dtypes is installed from ``--wheels`` (no index);
 3. tests: tests/test_triton_kernels.py, test_triton_normal.py and
    test_triton_dropout.py with ASCEND_RAND_TRITON_TEST_DEVICE=cuda, so they
-   run compiled on the GPU
-   (without a CUDA device: under Triton's interpreter, as in CI);
+   run compiled on the GPU (without a CUDA device: under Triton's
+   interpreter, as in CI), and the graph-safe device state's tests
+   (test_triton_state.py, test_graph_capture.py's torch.cuda.graph
+   capture and replay, test_torch_compile.py's CUDA variant);
 4. the device benchmark, ``ascend-rand bench --only device`` (``--quick`` when
    little time is left);
 5. DIR/device_check.json (everything, the benchmark's results included) and
@@ -45,7 +47,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_FILES = ("tests/test_triton_kernels.py", "tests/test_triton_normal.py",
-              "tests/test_triton_dropout.py")
+              "tests/test_triton_dropout.py",
+              # the graph-safe device state: capture/replay and compiled training on CUDA
+              "tests/test_triton_state.py", "tests/test_graph_capture.py",
+              "tests/test_torch_compile.py")
 SWITCH = "ASCEND_RAND_TRITON_TEST_DEVICE"  # the test files' compiled-mode switch
 TIME_LIMIT_S = 290.0
 BENCH_RESERVE_S = {True: 100.0, False: 40.0}  # time kept for the benchmark (CUDA, CPU)
