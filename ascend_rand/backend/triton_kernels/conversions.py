@@ -5,7 +5,9 @@ The counterpart of ``csrc/core/conversions.h`` and ``csrc/core/bernoulli.h``
 16-bit roundings, the integer mapping and the Bernoulli comparison.  Every
 word is a uint32 and every intermediate a 32-bit integer or a float32,
 except the float64 unit (spec 3.2), which only devices with float64
-arithmetic run.  No function here divides, takes a square root or relies on
+arithmetic run.  ``LIMBS16`` chooses the word form (wordops.py): uint32 words,
+or int32 bit patterns with logical shifts and unsigned comparisons written
+out (no uint32 tensor in that form).  No function here divides, takes a square root or relies on
 a fused multiply-add: each product below is exact, so each result is the
 spec's single rounding whether or not a compiler would fuse.
 """
@@ -15,10 +17,13 @@ import triton.language as tl
 from triton.language import core  # add / sub / mul with sanitize_overflow (tl has no mul in 3.2)
 
 from .philox import mulhi32, mulhilo32
+from .wordops import INT32_WORDS, join64, shr, to_word, ule, ult, word
 
 TWO_M7 = tl.constexpr(0.0078125)  # 2**-7
 TWO_M10 = tl.constexpr(0.0009765625)  # 2**-10
 TWO_M32 = tl.constexpr(2.3283064365386963e-10)  # 2**-32
+TWO_23 = tl.constexpr(8388608.0)  # 2**23
+TWO_24 = tl.constexpr(16777216.0)  # 2**24
 
 
 # -- uniform on [0, 1): docs/spec.md section 3.2 -----------------------------------------------
@@ -30,14 +35,14 @@ def unit_float32(w):
 
 
 @triton.jit
-def unit_float64(w_hi, w_lo):
+def unit_float64(w_hi, w_lo, LIMBS16: tl.constexpr):
     """float64 [0, 1) from u = (w_hi << 32) | w_lo, its 52 low bits (a float64 device only)."""
-    bits = (((w_hi & 0xFFFFF) | 0x3FF00000).to(tl.uint64) << 32) | w_lo.to(tl.uint64)
+    bits = join64((w_hi & 0xFFFFF) | 0x3FF00000, w_lo, LIMBS16)
     return bits.to(tl.float64, bitcast=True) - 1.0
 
 
 @triton.jit
-def unit_16_bits(w, FP16: tl.constexpr):
+def unit_16_bits(w, FP16: tl.constexpr, LIMBS16: tl.constexpr):
     """[0, 1) in float16 (``FP16``) or bfloat16 from the word's low 10 or 7 bits: the bits.
 
     The value h * 2**-m is exact in float32 and in the format, so its bits are the
@@ -46,31 +51,32 @@ def unit_16_bits(w, FP16: tl.constexpr):
     """
     if FP16:
         h = w & 0x3FF
-        b = (h.to(tl.float32) * TWO_M10).to(tl.uint32, bitcast=True)
+        b = word(h.to(tl.float32) * TWO_M10, LIMBS16)  # a positive float: b < 2**31
         # (wraps for h = 0, whose lanes take the 0 of the where)
         rebiased = (core.sub(b >> 23, 112, sanitize_overflow=False) << 10) | ((b >> 13) & 0x3FF)
         return tl.where(h == 0, 0, rebiased)
     else:
         h = w & 0x7F
-        return (h.to(tl.float32) * TWO_M7).to(tl.uint32, bitcast=True) >> 16
+        return word(h.to(tl.float32) * TWO_M7, LIMBS16) >> 16  # positive: no sign to shift
 
 
 # -- rounding float32 -> float16 / bfloat16 (spec 3.3: one correct RNE rounding per step) ------
 
 @triton.jit
-def round_f32_to_bf16_bits(x):
+def round_f32_to_bf16_bits(x, LIMBS16: tl.constexpr):
     """fl_bfloat16(x) of a finite float32 ``x``, to nearest, ties to even: the bits (uint32).
 
     bfloat16 is the top half of a float32, so rounding adds just under half of the
     dropped 16 bits, plus the kept part's lowest bit (the tie goes to even);
     subnormals round the same way and an overflow carries into infinity.
     """
-    b = x.to(tl.uint32, bitcast=True)
-    return (b + 0x7FFF + ((b >> 16) & 1)) >> 16
+    b = word(x, LIMBS16)
+    return shr(core.add(core.add(b, 0x7FFF, sanitize_overflow=False), shr(b, 16, LIMBS16) & 1,
+                        sanitize_overflow=False), 16, LIMBS16)
 
 
 @triton.jit
-def round_f32_to_f16_bits(x):
+def round_f32_to_f16_bits(x, LIMBS16: tl.constexpr):
     """fl_float16(x) of a finite float32 ``x``, to nearest, ties to even: the bits (uint32).
 
     Written from the IEEE-754 encodings, like round_f64_to_16 of
@@ -79,45 +85,57 @@ def round_f32_to_f16_bits(x):
     binade, and past the largest finite value to infinity); a subnormal one
     (|x| < 2**-14) is the significand shifted to units of 2**-24.
     """
-    b = x.to(tl.uint32, bitcast=True)
-    sign = (b >> 16) & 0x8000
+    b = word(x, LIMBS16)
+    sign = shr(b, 16, LIMBS16) & 0x8000
     a = b & 0x7FFFFFFF
     e = a >> 23  # biased float32 exponent
     # normal: e >= 113 (|x| >= 2**-14); (a >> 13) holds e << 10 and the top 10 fraction bits
     q_n = core.sub(a >> 13, 112 << 10, sanitize_overflow=False)  # wraps where e < 113: unused
     rem_n = a & 0x1FFF
     up_n = (rem_n > 0x1000) | ((rem_n == 0x1000) & ((q_n & 1) == 1))
-    q_n = tl.minimum(q_n + up_n.to(tl.uint32), 0x7C00)
+    # (where e < 113 the int32 form's minimum is signed: a different unused value)
+    q_n = tl.minimum(q_n + to_word(up_n, LIMBS16), 0x7C00)
     # subnormal or zero: x = sig * 2**(e - 150) = (sig >> (126 - e)) units of 2**-24
     sig = (a & 0x7FFFFF) | 0x800000
     shift = tl.maximum(tl.minimum(core.sub(126, e, sanitize_overflow=False), 31), 14)  # e > 126 wraps: clamped
-    q_s = sig >> shift
-    rem_s = sig & ((1 << shift) - 1)
-    half_s = 1 << (shift - 1)
-    up_s = (rem_s > half_s) | ((rem_s == half_s) & ((q_s & 1) == 1))
-    q_s = q_s + up_s.to(tl.uint32)  # 0x400 when it rounds up to the smallest normal
+    if LIMBS16 == INT32_WORDS:
+        # triton-ascend shifts by scalar counts only: the same rounding as a float32 sum,
+        # |x| * 2**24 < 2**10 (exact) rounded to an integer by adding and removing 2**23
+        # (one RNE rounding; fusion is off), which is sig >> shift rounded to nearest even
+        y = tl.where(e < 113, a.to(tl.float32, bitcast=True), 0.0) * TWO_24  # (NaN: not used)
+        q_s = ((y + TWO_23) - TWO_23).to(tl.int32)  # 0x400 when it rounds up to the smallest normal
+    else:
+        q_s = sig >> shift
+        rem_s = sig & ((1 << shift) - 1)
+        half_s = 1 << (shift - 1)
+        up_s = (rem_s > half_s) | ((rem_s == half_s) & ((q_s & 1) == 1))
+        q_s = q_s + to_word(up_s, LIMBS16)  # 0x400 when it rounds up to the smallest normal
     return tl.where(e >= 113, q_n, q_s) | sign
 
 
 @triton.jit
-def round_f32_to_16_bits(x, FP16: tl.constexpr):
+def round_f32_to_16_bits(x, FP16: tl.constexpr, LIMBS16: tl.constexpr = False):
     if FP16:
-        return round_f32_to_f16_bits(x)
+        return round_f32_to_f16_bits(x, LIMBS16)
     else:
-        return round_f32_to_bf16_bits(x)
+        return round_f32_to_bf16_bits(x, LIMBS16)
 
 
 @triton.jit
-def bits16_to_f32(bits, FP16: tl.constexpr):
-    """float16 / bfloat16 bits (uint32, low 16) -> the exact float32 value."""
+def bits16_to_f32(bits, FP16: tl.constexpr, LIMBS16: tl.constexpr):
+    """float16 / bfloat16 bits (a word, low 16) -> the exact float32 value."""
     if FP16:
-        return bits.to(tl.uint16).to(tl.float16, bitcast=True).to(tl.float32)
+        if LIMBS16 == INT32_WORDS:
+            return bits.to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+        else:
+            return bits.to(tl.uint16).to(tl.float16, bitcast=True).to(tl.float32)
     else:
         return (bits << 16).to(tl.float32, bitcast=True)
 
 
 @triton.jit
-def uniform_16_bits(w, low, span, SCALED: tl.constexpr, FP16: tl.constexpr):
+def uniform_16_bits(w, low, span, SCALED: tl.constexpr, FP16: tl.constexpr,
+                    LIMBS16: tl.constexpr):
     """Spec 3.3 in a 16-bit format T: fl_T(fl_T(x * span) + low), as bits (uint32).
 
     ``low`` and ``span`` are float32 holding T values.  x * span is exact in
@@ -132,18 +150,17 @@ def uniform_16_bits(w, low, span, SCALED: tl.constexpr, FP16: tl.constexpr):
             x = (w & 0x3FF).to(tl.float32) * TWO_M10
         else:
             x = (w & 0x7F).to(tl.float32) * TWO_M7
-        prod = bits16_to_f32(round_f32_to_16_bits(x * span, FP16), FP16)
-        return round_f32_to_16_bits(prod + low, FP16)
+        prod = bits16_to_f32(round_f32_to_16_bits(x * span, FP16, LIMBS16), FP16, LIMBS16)
+        return round_f32_to_16_bits(prod + low, FP16, LIMBS16)
     else:
-        return unit_16_bits(w, FP16)
+        return unit_16_bits(w, FP16, LIMBS16)
 
 
 @triton.jit
-def f64_from_halves(hi, lo):
+def f64_from_halves(hi, lo, LIMBS16: tl.constexpr):
     """The float64 whose bit pattern is (hi << 32) | lo (int32 scalars): how a kernel gets a
     float64 parameter, since a Python float argument arrives as a float32."""
-    bits = (hi.to(tl.uint32, bitcast=True).to(tl.uint64) << 32) | \
-        lo.to(tl.uint32, bitcast=True).to(tl.uint64)
+    bits = join64(word(hi, LIMBS16), word(lo, LIMBS16), LIMBS16)
     return bits.to(tl.float64, bitcast=True)
 
 
@@ -160,10 +177,12 @@ def integer_offset_64(a, b, rm1, LIMBS16: tl.constexpr):
     """
     a_hi, a_lo = mulhilo32(a, rm1, LIMBS16)
     a_lo = core.add(a_lo, a, sanitize_overflow=False)
-    a_hi = a_hi + (a_lo < a).to(tl.uint32)
+    a_hi = core.add(a_hi, to_word(ult(a_lo, a, LIMBS16), LIMBS16), sanitize_overflow=False)
     b_hi, b_lo = mulhilo32(b, rm1, LIMBS16)
-    b_hi = b_hi + (core.add(b_lo, b, sanitize_overflow=False) < b).to(tl.uint32)
-    return a_hi + (core.add(a_lo, b_hi, sanitize_overflow=False) < b_hi).to(tl.uint32)
+    b_hi = core.add(b_hi, to_word(ult(core.add(b_lo, b, sanitize_overflow=False), b, LIMBS16),
+                                  LIMBS16), sanitize_overflow=False)
+    return core.add(a_hi, to_word(ult(core.add(a_lo, b_hi, sanitize_overflow=False), b_hi,
+                                      LIMBS16), LIMBS16), sanitize_overflow=False)
 
 
 @triton.jit
@@ -173,10 +192,10 @@ def _mac(acc, carry, u, r, LIMBS16: tl.constexpr):
     2**64 - 1, so the carry word never wraps."""
     hi, lo = mulhilo32(u, r, LIMBS16)
     s = core.add(lo, acc, sanitize_overflow=False)
-    c1 = (s < lo).to(tl.uint32)
+    c1 = to_word(ult(s, lo, LIMBS16), LIMBS16)
     t = core.add(s, carry, sanitize_overflow=False)
-    c2 = (t < s).to(tl.uint32)
-    return t, hi + c1 + c2
+    c2 = to_word(ult(t, s, LIMBS16), LIMBS16)
+    return t, core.add(core.add(hi, c1, sanitize_overflow=False), c2, sanitize_overflow=False)
 
 
 @triton.jit
@@ -205,18 +224,19 @@ def integer_offset_128(w0, w1, w2, w3, r_lo, r_hi, LIMBS16: tl.constexpr):
 # -- Bernoulli bits: docs/spec.md section 4 ----------------------------------------------------
 
 @triton.jit
-def bernoulli_bit_below(w, t_minus_1, t_nonzero):
+def bernoulli_bit_below(w, t_minus_1, t_nonzero, LIMBS16: tl.constexpr):
     """Spec 4.2: 1 where w < T, compared as w <= T - 1 in 32 bits (T = 0: no bit is 1)."""
-    return (w <= t_minus_1) & (t_nonzero != 0)
+    return ule(w, t_minus_1, LIMBS16) & (t_nonzero != 0)
 
 
 @triton.jit
-def bernoulli_bit_p(w, p):
+def bernoulli_bit_p(w, p, LIMBS16: tl.constexpr = False):
     """Spec 4.4: 1 where p = 1 or f(w) < p, f(w) = fl32((w + 0.5) * 2**-32) (spec 3.4).
 
     In float32 alone: hi * 2**16 and lo + 0.5 (hi, lo the word's 16-bit halves)
     are exact, so their float32 sum is w + 0.5 rounded once, and the scaling by
     2**-32 is exact (f(w) >= 2**-33 is normal).
     """
-    f = ((w >> 16).to(tl.float32) * 65536.0 + ((w & 0xFFFF).to(tl.float32) + 0.5)) * TWO_M32
+    f = (shr(w, 16, LIMBS16).to(tl.float32) * 65536.0
+         + ((w & 0xFFFF).to(tl.float32) + 0.5)) * TWO_M32
     return (p == 1.0) | (f < p)

@@ -15,7 +15,8 @@ float32 (float64) value exactly, and a Python float next to a tensor takes
 the tensor's type in Triton, so it reaches the operation unrounded.
 
 Integer work is on uint32 / int32 words (``core.add`` where Appendix A's sum
-wraps modulo 2**32).  The float64 functions take their high and low words from
+wraps modulo 2**32; in the int32 word form that ``LIMBS16`` selects, int32 bit
+patterns only, wordops.py).  The float64 functions take their high and low words from
 the 64-bit encoding and put a result back together with one uint64 bit cast
 each way: their arithmetic is 32-bit too, and they run only where the device
 has float64 (not on Ascend's vector units, A.6).
@@ -29,6 +30,7 @@ import triton.language as tl
 from triton.language import core  # add with sanitize_overflow=False: Appendix A's wraps
 
 from ...fallback import detmath as _fb
+from .wordops import INT32_WORDS, full_words, join64, shr, word
 
 
 def _c(name):
@@ -86,8 +88,8 @@ D_NAN_HI = tl.constexpr(int(_fb._D_NAN_BITS) >> 32)
 # -- bit casts -----------------------------------------------------------------------------------
 
 @triton.jit
-def f32_bits(x):
-    return x.to(tl.uint32, bitcast=True)
+def f32_bits(x, LIMBS16: tl.constexpr):
+    return word(x, LIMBS16)
 
 
 @triton.jit
@@ -96,28 +98,33 @@ def f32_from_bits(b):
 
 
 @triton.jit
-def f64_words(x):
-    """(high, low) uint32 words of float64 ``x``'s encoding."""
-    u = x.to(tl.uint64, bitcast=True)
-    return (u >> 32).to(tl.uint32), u.to(tl.uint32)
+def f64_words(x, LIMBS16: tl.constexpr):
+    """(high, low) words of float64 ``x``'s encoding."""
+    if LIMBS16 == INT32_WORDS:
+        u = x.to(tl.int64, bitcast=True)
+        return (u >> 32).to(tl.int32), u.to(tl.int32)
+    else:
+        u = x.to(tl.uint64, bitcast=True)
+        return (u >> 32).to(tl.uint32), u.to(tl.uint32)
 
 
 @triton.jit
-def f64_from_words(hi, lo):
-    """The float64 whose encoding is (hi << 32) | lo (uint32 words)."""
-    return ((hi.to(tl.uint64) << 32) | lo.to(tl.uint64)).to(tl.float64, bitcast=True)
+def f64_from_words(hi, lo, LIMBS16: tl.constexpr):
+    """The float64 whose encoding is (hi << 32) | lo (words)."""
+    return join64(hi, lo, LIMBS16).to(tl.float64, bitcast=True)
 
 
 @triton.jit
-def nan_f32(x):
+def nan_f32(x, LIMBS16: tl.constexpr):
     """The canonical NaN (0x7FC00000) in ``x``'s shape."""
-    return f32_from_bits(tl.full(x.shape, NAN_BITS, tl.uint32))
+    return f32_from_bits(full_words(x.shape, NAN_BITS, LIMBS16))
 
 
 @triton.jit
-def nan_f64(x):
+def nan_f64(x, LIMBS16: tl.constexpr):
     """The canonical NaN (0x7FF8000000000000) in ``x``'s shape."""
-    return f64_from_words(tl.full(x.shape, D_NAN_HI, tl.uint32), tl.full(x.shape, 0, tl.uint32))
+    return f64_from_words(full_words(x.shape, D_NAN_HI, LIMBS16), full_words(x.shape, 0, LIMBS16),
+                          LIMBS16)
 
 
 @triton.jit
@@ -133,13 +140,13 @@ def negated(x):
 # -- float32 (Appendix A.3) ----------------------------------------------------------------------
 
 @triton.jit
-def log_f32(x):
+def log_f32(x, LIMBS16: tl.constexpr = False):
     """log_f32 of A.3.1: every positive float32, log(+-0) = -inf, log(+inf) = +inf,
     x < 0 or NaN -> NaN (0x7FC00000)."""
     tiny = x < MIN_NORMAL
     xs = tl.where(tiny, x * TWO23, x)
-    ix = core.add(f32_bits(xs), LOG_SHIFT_BITS, sanitize_overflow=False)  # wraps mod 2**32
-    k = (ix >> 23).to(tl.int32) - tl.where(tiny, 150, 127)
+    ix = core.add(f32_bits(xs, LIMBS16), LOG_SHIFT_BITS, sanitize_overflow=False)  # wraps mod 2**32
+    k = shr(ix, 23, LIMBS16).to(tl.int32) - tl.where(tiny, 150, 127)
     m = f32_from_bits((ix & 0x007FFFFF) + SQRT_HALF_BITS)
     r = m - 1.0
     kf = k.to(tl.float32)
@@ -153,14 +160,14 @@ def log_f32(x):
     p = LOG_P0 + r * p
     lo = kf * LOG_LN2_LO + (r * r) * p
     y = kf * LOG_LN2_HI + (r + lo)
-    inf = f32_from_bits(tl.full(x.shape, INF_BITS, tl.uint32))
+    inf = f32_from_bits(full_words(x.shape, INF_BITS, LIMBS16))
     y = tl.where(x == inf, inf, y)
     y = tl.where(x == 0.0, negated(inf), y)
-    return tl.where(x >= 0.0, y, nan_f32(x))
+    return tl.where(x >= 0.0, y, nan_f32(x, LIMBS16))
 
 
 @triton.jit
-def exp_f32(x):
+def exp_f32(x, LIMBS16: tl.constexpr = False):
     """exp_f32 of A.3.2: every float32; x > 88.72... -> +inf, x <= -103.98 -> +0,
     NaN -> NaN (0x7FC00000)."""
     xc = tl.where(x > EXP_X_MAX, EXP_X_MAX, x)
@@ -180,22 +187,22 @@ def exp_f32(x):
     s1 = ((k1 + 127) << 23).to(tl.float32, bitcast=True)
     s2 = ((k2 + 127) << 23).to(tl.float32, bitcast=True)
     y = (p * s1) * s2
-    return tl.where(x == x, y, nan_f32(x))
+    return tl.where(x == x, y, nan_f32(x, LIMBS16))
 
 
 @triton.jit
-def _flip_f32(v, q):
-    """v with its sign bit XORed with bit 1 of the uint32 ``q``."""
-    return f32_from_bits(f32_bits(v) ^ ((q & 2) << 30))
+def _flip_f32(v, q, LIMBS16: tl.constexpr):
+    """v with its sign bit XORed with bit 1 of the word ``q``."""
+    return f32_from_bits(f32_bits(v, LIMBS16) ^ ((q & 2) << 30))
 
 
 @triton.jit
-def sincos_f32(x):
+def sincos_f32(x, LIMBS16: tl.constexpr = False):
     """(sin x, cos x) of A.3.3, one shared reduction: |x| <= 8192 within 1 ulp,
     sin(+-0) = +-0, cos(+-0) = 1, +-inf and NaN -> NaN (0x7FC00000)."""
     t = x * TRIG_2_OVER_PI + ROUND_MAGIC
     jf = t - ROUND_MAGIC
-    q = f32_bits(t) & 3  # j mod 4 (two's complement)
+    q = f32_bits(t, LIMBS16) & 3  # j mod 4 (two's complement)
     a = (x - jf * TRIG_PIO2_1) - jf * TRIG_PIO2_2  # exact for |j| < 2**13
     b = jf * TRIG_PIO2_3  # exact
     hi = a - b  # TwoSum(a, -b)
@@ -213,11 +220,11 @@ def sincos_f32(x):
     w = 1.0 - hz
     c = w + (((1.0 - w) - hz) + (z * pc - rh * rl))
     odd = (q & 1) != 0
-    sin_x = _flip_f32(tl.where(odd, c, s), q)
-    cos_x = _flip_f32(tl.where(odd, s, c), q + 1)
+    sin_x = _flip_f32(tl.where(odd, c, s), q, LIMBS16)
+    cos_x = _flip_f32(tl.where(odd, s, c), q + 1, LIMBS16)
     sin_x = tl.where(x == 0.0, x, sin_x)  # sin(-0) = -0
-    finite = (f32_bits(x) & 0x7FFFFFFF) < INF_BITS
-    nan = nan_f32(x)
+    finite = (f32_bits(x, LIMBS16) & 0x7FFFFFFF) < INF_BITS  # both below 2**31
+    nan = nan_f32(x, LIMBS16)
     sin_x = tl.where(finite & (sin_x == sin_x), sin_x, nan)
     cos_x = tl.where(finite & (cos_x == cos_x), cos_x, nan)
     return sin_x, cos_x
@@ -226,16 +233,16 @@ def sincos_f32(x):
 # -- float64 (Appendix A.4; float64 devices only) ------------------------------------------------
 
 @triton.jit
-def log_f64(x):
+def log_f64(x, LIMBS16: tl.constexpr = False):
     """log_f64 of A.4.1 (fdlibm's e_log.c without its branches); specials as log_f32's,
     NaN -> 0x7FF8000000000000."""
     tiny = x < D_MIN_NORMAL
     xs = tl.where(tiny, x * D_TWO54, x)
-    hi, lo = f64_words(xs)
+    hi, lo = f64_words(xs, LIMBS16)
     hx = core.add(hi, D_LOG_SHIFT_HI, sanitize_overflow=False)  # wraps mod 2**32
-    k = (hx >> 20).to(tl.int32) - tl.where(tiny, 1077, 1023)
+    k = shr(hx, 20, LIMBS16).to(tl.int32) - tl.where(tiny, 1077, 1023)
     hx = (hx & 0x000FFFFF) + D_SQRT_HALF_HI
-    m = f64_from_words(hx, lo)
+    m = f64_from_words(hx, lo, LIMBS16)
     f = m - 1.0
     hfsq = 0.5 * f * f
     s = f / (2.0 + f)  # float64 division: IEEE-rounded (div.rn.f64 on CUDA)
@@ -246,22 +253,22 @@ def log_f64(x):
     r = t2 + t1
     dk = k.to(tl.float64)
     y = s * (hfsq + r) + dk * D_LN2_LO - hfsq + f + dk * D_LN2_HI  # left to right
-    zero = tl.full(x.shape, 0, tl.uint32)
-    inf = f64_from_words(tl.full(x.shape, D_INF_HI, tl.uint32), zero)
+    zero = full_words(x.shape, 0, LIMBS16)
+    inf = f64_from_words(full_words(x.shape, D_INF_HI, LIMBS16), zero, LIMBS16)
     y = tl.where(x == inf, inf, y)
     y = tl.where(x == 0.0, negated(inf), y)
-    return tl.where(x >= 0.0, y, nan_f64(x))
+    return tl.where(x >= 0.0, y, nan_f64(x, LIMBS16))
 
 
 @triton.jit
-def _scale_f64(k):
+def _scale_f64(k, LIMBS16: tl.constexpr):
     """2**k as a float64, for an int32 k in [-1022, 1023]: its encoding (k + 1023) << 52."""
-    return f64_from_words(((k + 1023) << 20).to(tl.uint32, bitcast=True),
-                          tl.full(k.shape, 0, tl.uint32))
+    return f64_from_words(word((k + 1023) << 20, LIMBS16), full_words(k.shape, 0, LIMBS16),
+                          LIMBS16)
 
 
 @triton.jit
-def exp_f64(x):
+def exp_f64(x, LIMBS16: tl.constexpr = False):
     """exp_f64 of A.4.2 (fdlibm's e_exp.c without its branches): x > 709.78... -> +inf,
     subnormal results rounded once, x < -745.13... -> +0, NaN -> NaN."""
     xc = tl.where(x > D_EXP_X_MAX, D_EXP_X_MAX, x)
@@ -271,7 +278,7 @@ def exp_f64(x):
     kf = t - D_ROUND_MAGIC
     # k = int64(bits(t)) - bits(M64) with |k| <= 1076; bits(M64)'s low word is 0, so k is
     # bits(t)'s low word read as an int32 (a negative k borrows only from the high word)
-    _, t_lo = f64_words(t)
+    _, t_lo = f64_words(t, LIMBS16)
     k = t_lo.to(tl.int32, bitcast=True)
     hi = xc - kf * D_LN2_HI  # exact
     lo = kf * D_LN2_LO
@@ -281,23 +288,23 @@ def exp_f64(x):
     p = 1.0 + (((r * c) / (2.0 - c) - lo) + hi)
     k1 = k >> 1
     k2 = k - k1
-    y = (p * _scale_f64(k1)) * _scale_f64(k2)
-    return tl.where(x == x, y, nan_f64(x))
+    y = (p * _scale_f64(k1, LIMBS16)) * _scale_f64(k2, LIMBS16)
+    return tl.where(x == x, y, nan_f64(x, LIMBS16))
 
 
 @triton.jit
-def _flip_f64(v, q):
-    """v with its sign bit XORed with bit 1 of the uint32 ``q``."""
-    hi, lo = f64_words(v)
-    return f64_from_words(hi ^ ((q & 2) << 30), lo)
+def _flip_f64(v, q, LIMBS16: tl.constexpr):
+    """v with its sign bit XORed with bit 1 of the word ``q``."""
+    hi, lo = f64_words(v, LIMBS16)
+    return f64_from_words(hi ^ ((q & 2) << 30), lo, LIMBS16)
 
 
 @triton.jit
-def sincos_f64(x):
+def sincos_f64(x, LIMBS16: tl.constexpr = False):
     """(sin x, cos x) of A.4.3: |x| <= 2**20 within 1 ulp; specials as sincos_f32's."""
     t = x * D_2_OVER_PI + D_ROUND_MAGIC
     jf = t - D_ROUND_MAGIC
-    _, t_lo = f64_words(t)
+    _, t_lo = f64_words(t, LIMBS16)
     q = t_lo & 3  # j mod 4: the low bits of bits(t)
     a = x - jf * D_PIO2_1  # exact for |j| < 2**20
     b = jf * D_PIO2_2  # exact
@@ -321,12 +328,12 @@ def sincos_f64(x):
     w1 = 1.0 - hz
     c = w1 + (((1.0 - w1) - hz) + (z * pc - rh * rl))
     odd = (q & 1) != 0
-    sin_x = _flip_f64(tl.where(odd, c, s), q)
-    cos_x = _flip_f64(tl.where(odd, s, c), q + 1)
+    sin_x = _flip_f64(tl.where(odd, c, s), q, LIMBS16)
+    cos_x = _flip_f64(tl.where(odd, s, c), q + 1, LIMBS16)
     sin_x = tl.where(x == 0.0, x, sin_x)
-    x_hi, _ = f64_words(x)
+    x_hi, _ = f64_words(x, LIMBS16)
     finite = (x_hi & 0x7FFFFFFF) < D_INF_HI  # the exponent field below all ones
-    nan = nan_f64(x)
+    nan = nan_f64(x, LIMBS16)
     sin_x = tl.where(finite & (sin_x == sin_x), sin_x, nan)
     cos_x = tl.where(finite & (cos_x == cos_x), cos_x, nan)
     return sin_x, cos_x

@@ -48,6 +48,7 @@ import triton.language as tl
 from .conversions import bernoulli_bit_below, bits16_to_f32, f64_from_halves, round_f32_to_16_bits
 from .launch import cdiv, int32, launch, stream_args
 from .philox import blocks
+from .wordops import INT32_WORDS, to_word, word
 from .words import STREAM, stream_words
 
 # Mask bytes per tile (8 elements each): a program's live vectors (two Philox blocks of
@@ -64,44 +65,54 @@ _FMT = {"float32": F32, "float64": F64, "float16": F16, "bfloat16": BF16}
 def _drawn_byte(c0, c1, c2, c3, k0, k1, first_byte, j, left, tm1, t_nonzero,
                 LIMBS16: tl.constexpr):
     """Mask byte first_byte + j of the draw (spec 4.5), bits past ``left`` 0 (uint32)."""
-    off = (2 * j).to(tl.uint32)
+    off = to_word(2 * j, LIMBS16)
     byte = tl.zeros_like(off)
     for half in tl.static_range(2):
         x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, 2 * first_byte, off + half, LIMBS16)
         e = 8 * j + 4 * half
-        nibble = ((bernoulli_bit_below(x0, tm1, t_nonzero) & (e < left)).to(tl.uint32)
-                  | ((bernoulli_bit_below(x1, tm1, t_nonzero) & (e + 1 < left)).to(tl.uint32) << 1)
-                  | ((bernoulli_bit_below(x2, tm1, t_nonzero) & (e + 2 < left)).to(tl.uint32) << 2)
-                  | ((bernoulli_bit_below(x3, tm1, t_nonzero) & (e + 3 < left)).to(tl.uint32) << 3))
+        nibble = (to_word(bernoulli_bit_below(x0, tm1, t_nonzero, LIMBS16) & (e < left), LIMBS16)
+                  | (to_word(bernoulli_bit_below(x1, tm1, t_nonzero, LIMBS16) & (e + 1 < left),
+                             LIMBS16) << 1)
+                  | (to_word(bernoulli_bit_below(x2, tm1, t_nonzero, LIMBS16) & (e + 2 < left),
+                             LIMBS16) << 2)
+                  | (to_word(bernoulli_bit_below(x3, tm1, t_nonzero, LIMBS16) & (e + 3 < left),
+                             LIMBS16) << 3))
         byte = byte | (nibble << (4 * half))
     return byte
 
 
 @triton.jit
-def _kept(bits, scale32, scale_hi, scale_lo, FMT: tl.constexpr):
+def _kept(bits, scale32, scale_hi, scale_lo, FMT: tl.constexpr, LIMBS16: tl.constexpr):
     """fl_T(x * scale) of the elements whose bits are ``bits`` (the view's integer type),
     NaN by the module's rule; returned as bits of the same type."""
     if FMT == 0:
-        u = bits.to(tl.uint32, bitcast=True)
+        u = word(bits, LIMBS16)
         prod = (u.to(tl.float32, bitcast=True) * scale32).to(tl.uint32, bitcast=True)
         out = tl.where((u & 0x7FFFFFFF) > 0x7F800000, u | 0x00400000, prod)
         return out.to(tl.int32, bitcast=True)
     elif FMT == 1:
         u = bits.to(tl.uint64, bitcast=True)
         # (the float64 scale is made here only: a device without float64 never sees it)
-        scale64 = f64_from_halves(scale_hi, scale_lo)
+        scale64 = f64_from_halves(scale_hi, scale_lo, LIMBS16)
         prod = (u.to(tl.float64, bitcast=True) * scale64).to(tl.uint64, bitcast=True)
         nan = (u & 0x7FFFFFFFFFFFFFFF) > 0x7FF0000000000000
         out = tl.where(nan, u | 0x0008000000000000, prod)
         return out.to(tl.int64, bitcast=True)
     else:
-        u = bits.to(tl.uint16, bitcast=True).to(tl.uint32)
-        rounded = round_f32_to_16_bits(bits16_to_f32(u, FMT == 2) * scale32, FMT == 2)
+        if LIMBS16 == INT32_WORDS:
+            u = bits.to(tl.int32) & 0xFFFF  # the int16 bits, zero-extended
+        else:
+            u = bits.to(tl.uint16, bitcast=True).to(tl.uint32)
+        rounded = round_f32_to_16_bits(bits16_to_f32(u, FMT == 2, LIMBS16) * scale32, FMT == 2,
+                                       LIMBS16)
         if FMT == 2:
             out = tl.where((u & 0x7FFF) > 0x7C00, u | 0x0200, rounded)
         else:
             out = tl.where((u & 0x7FFF) > 0x7F80, (u & 0x8000) | 0x7FC0, rounded)
-        return out.to(tl.uint16).to(tl.int16, bitcast=True)
+        if LIMBS16 == INT32_WORDS:
+            return out.to(tl.int16)  # the low 16 bits
+        else:
+            return out.to(tl.uint16).to(tl.int16, bitcast=True)
 
 
 @triton.jit(do_not_specialize=STREAM + ["nbytes", "t_minus_1", "t_nonzero", "scale32",
@@ -116,12 +127,12 @@ def dropout_kernel(out_ptr, in_ptr, mask_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr
     (words.py): ``key_lo`` points at a device state or at a ``drawn_at`` (its four int32
     words are the state's first four, seed and offset); there ``key_hi`` may point at a
     ``drawn_at``, into which program 0 copies the seed and offset the draw used."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     if key_lo.dtype.is_ptr():
         if key_hi.dtype.is_ptr():
             w = tl.arange(0, 4)
             tl.store(key_hi + w, tl.load(key_lo + w), mask=(w < 4) & (tl.program_id(0) == 0))
-    tm1 = t_minus_1.to(tl.uint32, bitcast=True)
+    tm1 = word(t_minus_1, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(nbytes, BLOCK), tl.num_programs(0)):
         first_byte = tl.cast(tile, tl.int64) * BLOCK
@@ -134,7 +145,7 @@ def dropout_kernel(out_ptr, in_ptr, mask_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr
                 tl.store(mask_ptr + first_byte + j, byte.to(tl.uint8),
                          mask=j < nbytes - first_byte)
         else:
-            byte = tl.load(mask_ptr + first_byte + j, mask=8 * j < left, other=0).to(tl.uint32)
+            byte = to_word(tl.load(mask_ptr + first_byte + j, mask=8 * j < left, other=0), LIMBS16)
         src = in_ptr + 8 * first_byte
         dst = out_ptr + 8 * first_byte
         for k in tl.static_range(8):
@@ -142,7 +153,7 @@ def dropout_kernel(out_ptr, in_ptr, mask_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr
             valid = e < left
             bits = tl.load(src + e, mask=valid, other=0)
             keep = ((byte >> k) & 1) != 0
-            kept = _kept(bits, scale32, scale_hi, scale_lo, FMT)
+            kept = _kept(bits, scale32, scale_hi, scale_lo, FMT, LIMBS16)
             tl.store(dst + e, tl.where(keep, kept, 0), mask=valid)
 
 

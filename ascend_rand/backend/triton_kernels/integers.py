@@ -15,16 +15,19 @@ from triton.language import core  # add / sub / mul with sanitize_overflow (tl h
 
 from .conversions import integer_offset_128, integer_offset_64
 from .philox import blocks
+from .wordops import to_word, ult, word
 from .words import STREAM, stream_words
 
 
 @triton.jit
-def _store_value(dst, e, mask, off_hi, off_lo, low_hi, low_lo, WIDTH: tl.constexpr):
+def _store_value(dst, e, mask, off_hi, off_lo, low_hi, low_lo, WIDTH: tl.constexpr,
+                 LIMBS16: tl.constexpr):
     """Element e = low + (off_hi << 32 | off_lo), mod 2**WIDTH, at dst (the WIDTH-bit view,
     or the int32 view for WIDTH = 64)."""
     lo = core.add(low_lo, off_lo, sanitize_overflow=False)  # mod 2**WIDTH, by halves
     if WIDTH == 64:
-        hi = core.add(core.add(low_hi, off_hi, sanitize_overflow=False), (lo < off_lo).to(tl.uint32),
+        hi = core.add(core.add(low_hi, off_hi, sanitize_overflow=False),
+                      to_word(ult(lo, off_lo, LIMBS16), LIMBS16),
                     sanitize_overflow=False)
         tl.store(dst + 2 * e, lo.to(tl.int32, bitcast=True), mask=mask)
         tl.store(dst + 2 * e + 1, hi.to(tl.int32, bitcast=True), mask=mask)
@@ -42,14 +45,14 @@ def integers_64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                        WIDTH: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """r = rm1 + 1 <= 2**32 (spec 3.5): two words per element; ``low_hi``, ``low_lo``,
     ``rm1`` are int32 bit patterns (low mod 2**64 by halves, range_minus_1)."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
-    lh = low_hi.to(tl.uint32, bitcast=True)
-    ll = low_lo.to(tl.uint32, bitcast=True)
-    r = rm1.to(tl.uint32, bitcast=True)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
+    lh = word(low_hi, LIMBS16)
+    ll = word(low_lo, LIMBS16)
+    r = word(rm1, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
         # Offsets below 2**32: their high word is 0.
         if WIDTH == 64:
@@ -57,9 +60,9 @@ def integers_64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
         else:
             dst = out_ptr + 2 * first
         _store_value(dst, 2 * j, 2 * j < left, 0, integer_offset_64(x0, x1, r, LIMBS16),
-                     lh, ll, WIDTH)
+                     lh, ll, WIDTH, LIMBS16)
         _store_value(dst, 2 * j + 1, 2 * j + 1 < left, 0, integer_offset_64(x2, x3, r, LIMBS16),
-                     lh, ll, WIDTH)
+                     lh, ll, WIDTH, LIMBS16)
 
 
 @triton.jit(do_not_specialize=STREAM + ["low_hi", "low_lo", "r_hi", "r_lo"])
@@ -69,18 +72,18 @@ def integers_128_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     """r > 2**32 (spec 3.5), 64-bit outputs (the int32 view): four words per element.
     ``r_hi``, ``r_lo``: the words of r < 2**64; FULL: r = 2**64, where the offset is
     simply (w_4i << 32) | w_4i+1."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
-    lh = low_hi.to(tl.uint32, bitcast=True)
-    ll = low_lo.to(tl.uint32, bitcast=True)
-    rh = r_hi.to(tl.uint32, bitcast=True)
-    rl = r_lo.to(tl.uint32, bitcast=True)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
+    lh = word(low_hi, LIMBS16)
+    ll = word(low_lo, LIMBS16)
+    rh = word(r_hi, LIMBS16)
+    rl = word(r_lo, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - first, BLOCK).to(tl.int32)
         if FULL:
             off_hi, off_lo = x0, x1
         else:
             off_hi, off_lo = integer_offset_128(x0, x1, x2, x3, rl, rh, LIMBS16)
-        _store_value(out_ptr + 2 * first, j, j < left, off_hi, off_lo, lh, ll, 64)
+        _store_value(out_ptr + 2 * first, j, j < left, off_hi, off_lo, lh, ll, 64, LIMBS16)

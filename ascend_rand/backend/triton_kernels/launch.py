@@ -12,7 +12,8 @@ integer product, the packed mask's two blocks per byte) use half that.
 
 Every launch goes through ``launch``: it passes ``enable_fp_fusion=False``
 (no fused multiply-add changes a float's bits, docs/spec.md section 3.3),
-selects the high-word product (``LIMBS16``) and counts the launch.
+selects the word form and high-word product (``LIMBS16``, ``word_form``) and
+counts the launch.
 """
 
 import contextlib
@@ -25,6 +26,14 @@ BLOCKS = {"words": 1024, "uniform": 1024, "integers": 1024, "integers_128": 512,
 # True: the high word of a 32 x 32 bit product from 16-bit limbs (Ascend A2/A3 have no
 # vector umulhi); False: tl.umulhi.  Read at each launch; both give the same bits.
 MULHI_LIMBS16 = False
+# The LIMBS16 value of the int32 word form (wordops.py): words held as int32 bit patterns,
+# no uint32 tensor anywhere, the 16-bit-limb product.  triton-ascend (Atlas A2/A3) has no
+# uint32 load, store, add, mul, cast or shift, and umulhi and >> for signed types only
+# (its op tables, docs/npu.md), so NPU launches take it; ASCEND_RAND_TRITON_WORDS forces
+# either form anywhere (the tests run the int32 form under the interpreter).
+INT32_WORDS = 2
+WORDS_ENV = "ASCEND_RAND_TRITON_WORDS"
+WORD_FORMS = ("int32", "uint32")
 # Programs per streaming multiprocessor on CUDA (each program a few warps).
 CUDA_PROGRAMS_PER_SM = 4
 # Programs under the interpreter, which runs them one after the other: enough for every
@@ -133,16 +142,30 @@ def wrapping(wrapper):
         _WRAPPER.reset(token)
 
 
+def word_form(device):
+    """The ``LIMBS16`` constexpr for a launch on ``device``: ``INT32_WORDS`` where
+    ``ASCEND_RAND_TRITON_WORDS=int32`` or, unset, on an NPU; else ``MULHI_LIMBS16`` (uint32
+    words).  ValueError naming any other value of the variable."""
+    forced = os.environ.get(WORDS_ENV, "")
+    if forced not in ("",) + WORD_FORMS:
+        raise ValueError(f"{WORDS_ENV} must be one of {', '.join(WORD_FORMS)} (or unset), "
+                         f"got {forced!r}")
+    if forced == "int32" or (not forced and device.type == "npu"):
+        return INT32_WORDS
+    return MULHI_LIMBS16
+
+
 def launch(kernel, out, tiles, *args, **constexprs):
     """Launch ``kernel`` once over ``tiles`` tiles (one program per core at most)."""
     global launches
     check_device(kernel, out)
+    limbs16 = word_form(out.device)  # validated before anything is launched
     grid = (programs(kernel, out.device, tiles),)
     launches += 1
     wrapper = _WRAPPER.get()
     if wrapper is not None and not interpreting(kernel):
         kernel = wrapper(kernel)
-    kernel[grid](*args, LIMBS16=MULHI_LIMBS16, enable_fp_fusion=False, **constexprs)
+    kernel[grid](*args, LIMBS16=limbs16, enable_fp_fusion=False, **constexprs)
 
 
 def cdiv(a, b):

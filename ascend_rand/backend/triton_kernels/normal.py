@@ -31,6 +31,7 @@ from ...fallback import normal as _fb
 from .conversions import f64_from_halves, round_f32_to_16_bits, unit_float32, unit_float64
 from .detmath import log_f32, log_f64, sincos_f32, sincos_f64
 from .philox import blocks
+from .wordops import to_word
 from .retry import element_index
 from .words import STREAM, store4, stream_words
 from .ziggurat import ziggurat_f32, ziggurat_f64
@@ -45,19 +46,20 @@ F64_PARAMS = ["loc_hi", "loc_lo", "scale_hi", "scale_lo", "lo_hi", "lo_lo", "hi_
 
 
 @triton.jit
-def output_f32(z, loc, scale, SCALED: tl.constexpr, OUT16: tl.constexpr, FP16: tl.constexpr):
+def output_f32(z, loc, scale, SCALED: tl.constexpr, OUT16: tl.constexpr, FP16: tl.constexpr,
+               LIMBS16: tl.constexpr):
     """Spec 5.1 in float32: fl(fl(z * scale) + loc) (fusion is off at launch), then for
     a 16-bit output (``OUT16``) its one rounding, as int16 bits."""
     if SCALED:
         z = z * scale + loc
     if OUT16:
-        return round_f32_to_16_bits(z, FP16).to(tl.int16)
+        return round_f32_to_16_bits(z, FP16, LIMBS16).to(tl.int16)
     else:
         return z
 
 
 @triton.jit
-def output_f64(z, loc, scale, SCALED: tl.constexpr):
+def output_f64(z, loc, scale, SCALED: tl.constexpr, LIMBS16: tl.constexpr):
     if SCALED:
         return z * scale + loc
     else:
@@ -72,14 +74,14 @@ def ziggurat_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, sca
                     FP16: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float32 working precision: element i from word i; out_ptr is float32, or the int16
     view of a float16 / bfloat16 output (``OUT16``); [lo, hi] bounds when ``BOUNDED``."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
-    lane = 4 * j.to(tl.uint32)
+    lane = 4 * to_word(j, LIMBS16)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
-        i_lo, i_hi = element_index(4 * first, lane)  # element 4 (first + j), lane 0's
+        i_lo, i_hi = element_index(4 * first, lane, LIMBS16)  # element 4 (first + j), lane 0's
         z0 = ziggurat_f32(x0, 4 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F,
                           lo, hi, BOUNDED, LIMBS16)
         z1 = ziggurat_f32(x1, 4 * j + 1 < left, i_lo + 1, i_hi, c0, c1, c2, c3, k0, k1,
@@ -89,10 +91,10 @@ def ziggurat_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, sca
         z3 = ziggurat_f32(x3, 4 * j + 3 < left, i_lo + 3, i_hi, c0, c1, c2, c3, k0, k1,
                           W, K, F, lo, hi, BOUNDED, LIMBS16)
         store4(out_ptr + 4 * first, j, left,
-               output_f32(z0, loc, scale, SCALED, OUT16, FP16),
-               output_f32(z1, loc, scale, SCALED, OUT16, FP16),
-               output_f32(z2, loc, scale, SCALED, OUT16, FP16),
-               output_f32(z3, loc, scale, SCALED, OUT16, FP16))
+               output_f32(z0, loc, scale, SCALED, OUT16, FP16, LIMBS16),
+               output_f32(z1, loc, scale, SCALED, OUT16, FP16, LIMBS16),
+               output_f32(z2, loc, scale, SCALED, OUT16, FP16, LIMBS16),
+               output_f32(z3, loc, scale, SCALED, OUT16, FP16, LIMBS16))
 
 
 @triton.jit(do_not_specialize=STREAM + F64_PARAMS)
@@ -102,37 +104,38 @@ def ziggurat_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                         BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float64: element i from u = (word 2i << 32) | word 2i + 1, so block b gives
     elements 2b and 2b + 1."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
-    loc = f64_from_halves(loc_hi, loc_lo)
-    scale = f64_from_halves(scale_hi, scale_lo)
-    lo = f64_from_halves(lo_hi, lo_lo)
-    hi = f64_from_halves(hi_hi, hi_lo)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
+    loc = f64_from_halves(loc_hi, loc_lo, LIMBS16)
+    scale = f64_from_halves(scale_hi, scale_lo, LIMBS16)
+    lo = f64_from_halves(lo_hi, lo_lo, LIMBS16)
+    hi = f64_from_halves(hi_hi, hi_lo, LIMBS16)
     j = tl.arange(0, BLOCK)
-    lane = 2 * j.to(tl.uint32)
+    lane = 2 * to_word(j, LIMBS16)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
-        i_lo, i_hi = element_index(2 * first, lane)
+        i_lo, i_hi = element_index(2 * first, lane, LIMBS16)
         z0 = ziggurat_f64(x0, x1, 2 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F,
                           lo, hi, BOUNDED, LIMBS16)
         z1 = ziggurat_f64(x2, x3, 2 * j + 1 < left, i_lo + 1, i_hi, c0, c1, c2, c3, k0, k1,
                           W, K, F, lo, hi, BOUNDED, LIMBS16)
         dst = out_ptr + 2 * first
-        tl.store(dst + 2 * j, output_f64(z0, loc, scale, SCALED), mask=2 * j < left)
-        tl.store(dst + 2 * j + 1, output_f64(z1, loc, scale, SCALED), mask=2 * j + 1 < left)
+        tl.store(dst + 2 * j, output_f64(z0, loc, scale, SCALED, LIMBS16), mask=2 * j < left)
+        tl.store(dst + 2 * j + 1, output_f64(z1, loc, scale, SCALED, LIMBS16),
+                 mask=2 * j + 1 < left)
 
 
 # -- Box-Muller (spec 5.4) -------------------------------------------------------------------------
 
 @triton.jit
-def box_muller_f32(w0, w1):
+def box_muller_f32(w0, w1, LIMBS16: tl.constexpr):
     """The pair (r sin t, r cos t) from words w0, w1 in float32."""
     u1 = unit_float32(w0)
     u1 = tl.where(u1 < U1_MIN_F32, U1_MIN_F32, u1)
     t = unit_float32(w1) * TWO_PI_F32
-    r = tl.math.sqrt_rn(-2.0 * log_f32(u1))
-    s, c = sincos_f32(t)
+    r = tl.math.sqrt_rn(-2.0 * log_f32(u1, LIMBS16))
+    s, c = sincos_f32(t, LIMBS16)
     return r * s, r * c
 
 
@@ -141,19 +144,19 @@ def box_muller_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, s
                       SCALED: tl.constexpr, OUT16: tl.constexpr, FP16: tl.constexpr,
                       BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float32 working precision; block b's pairs (x0, x1), (x2, x3) are elements 4b .. 4b+3."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
-        z0, z1 = box_muller_f32(x0, x1)
-        z2, z3 = box_muller_f32(x2, x3)
+        z0, z1 = box_muller_f32(x0, x1, LIMBS16)
+        z2, z3 = box_muller_f32(x2, x3, LIMBS16)
         store4(out_ptr + 4 * first, j, left,
-               output_f32(z0, loc, scale, SCALED, OUT16, FP16),
-               output_f32(z1, loc, scale, SCALED, OUT16, FP16),
-               output_f32(z2, loc, scale, SCALED, OUT16, FP16),
-               output_f32(z3, loc, scale, SCALED, OUT16, FP16))
+               output_f32(z0, loc, scale, SCALED, OUT16, FP16, LIMBS16),
+               output_f32(z1, loc, scale, SCALED, OUT16, FP16, LIMBS16),
+               output_f32(z2, loc, scale, SCALED, OUT16, FP16, LIMBS16),
+               output_f32(z3, loc, scale, SCALED, OUT16, FP16, LIMBS16))
 
 
 @triton.jit(do_not_specialize=STREAM + F64_PARAMS[:4])
@@ -161,19 +164,20 @@ def box_muller_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                           loc_hi, loc_lo, scale_hi, scale_lo,
                           SCALED: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float64: pair j is block j, u1 from words 4j, 4j + 1 and t from 4j + 2, 4j + 3."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
-    loc = f64_from_halves(loc_hi, loc_lo)
-    scale = f64_from_halves(scale_hi, scale_lo)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
+    loc = f64_from_halves(loc_hi, loc_lo, LIMBS16)
+    scale = f64_from_halves(scale_hi, scale_lo, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
-        u1 = unit_float64(x0, x1)
+        u1 = unit_float64(x0, x1, LIMBS16)
         u1 = tl.where(u1 < U1_MIN_F64, U1_MIN_F64, u1)
-        t = unit_float64(x2, x3) * TWO_PI_F64
-        r = tl.sqrt(-2.0 * log_f64(u1))  # float64: IEEE-rounded (sqrt.rn.f64 on CUDA)
-        s, c = sincos_f64(t)
+        t = unit_float64(x2, x3, LIMBS16) * TWO_PI_F64
+        r = tl.sqrt(-2.0 * log_f64(u1, LIMBS16))  # float64: IEEE-rounded (sqrt.rn.f64 on CUDA)
+        s, c = sincos_f64(t, LIMBS16)
         dst = out_ptr + 2 * first
-        tl.store(dst + 2 * j, output_f64(r * s, loc, scale, SCALED), mask=2 * j < left)
-        tl.store(dst + 2 * j + 1, output_f64(r * c, loc, scale, SCALED), mask=2 * j + 1 < left)
+        tl.store(dst + 2 * j, output_f64(r * s, loc, scale, SCALED, LIMBS16), mask=2 * j < left)
+        tl.store(dst + 2 * j + 1, output_f64(r * c, loc, scale, SCALED, LIMBS16),
+                 mask=2 * j + 1 < left)

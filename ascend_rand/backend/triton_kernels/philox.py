@@ -8,7 +8,9 @@ is its low word (a wrapping uint32 multiply) and its high word
 (``tl.umulhi``, or the 16-bit-limb product ``LIMBS16`` selects for targets
 whose ``umulhi`` is slow or missing: Ascend A2/A3 have no vector
 ``umulhi``).  A 64-bit block index is two uint32 halves with explicit
-carries, so no int64 tensor exists anywhere in a draw.
+carries, so no int64 tensor exists anywhere in a draw.  On Ascend the words
+are int32 bit patterns instead (``LIMBS16 == INT32_WORDS``, wordops.py):
+triton-ascend has no uint32 arithmetic, shifts or casts.
 
 Word arithmetic is modulo 2**32 by design (spec notation), so the sums and
 products that may wrap are written ``core.add`` / ``core.mul`` with
@@ -20,11 +22,18 @@ import triton
 import triton.language as tl
 from triton.language import core  # add / sub / mul with sanitize_overflow (tl has no mul in 3.2)
 
+from .wordops import INT32_WORDS, shr, signed32, to_word, ult
+
 # docs/spec.md section 1 (the constants of Random123; fallback/philox.py).
 PHILOX_M0 = tl.constexpr(0xD2511F53)
 PHILOX_M1 = tl.constexpr(0xCD9E8D57)
 PHILOX_W0 = tl.constexpr(0x9E3779B9)
 PHILOX_W1 = tl.constexpr(0xBB67AE85)
+# The same constants as int32 bit patterns, for the int32 word form (wordops.py).
+PHILOX_M0_I32 = tl.constexpr(signed32(0xD2511F53))
+PHILOX_M1_I32 = tl.constexpr(signed32(0xCD9E8D57))
+PHILOX_W0_I32 = tl.constexpr(signed32(0x9E3779B9))
+PHILOX_W1_I32 = tl.constexpr(signed32(0xBB67AE85))
 PHILOX_ROUNDS = tl.constexpr(10)
 MASK16 = tl.constexpr(0xFFFF)
 
@@ -37,8 +46,24 @@ def mulhi32(a, b, LIMBS16: tl.constexpr):
     the middle column sums at most 3 * (2**16 - 1) and the high word never
     exceeds the true (32-bit) result, so nothing wraps.  Otherwise one
     ``tl.umulhi``.  Both give the same word (tests/test_triton_kernels.py).
+    In the int32 word form (wordops.py) the same limbs: a product above 2**31
+    wraps to its bit pattern, every shift is the logical one, and the sums
+    wrap as the uint32 ones (never past 2**32 - 1, so the bits agree).
     """
-    if LIMBS16:
+    if LIMBS16 == INT32_WORDS:
+        a1 = shr(a, 16, LIMBS16)
+        a0 = a & MASK16
+        b1 = shr(b, 16, LIMBS16)
+        b0 = b & MASK16
+        lo_lo = core.mul(a0, b0, sanitize_overflow=False)
+        lo_hi = core.mul(a0, b1, sanitize_overflow=False)
+        hi_lo = core.mul(a1, b0, sanitize_overflow=False)
+        mid = shr(lo_lo, 16, LIMBS16) + (lo_hi & MASK16) + (hi_lo & MASK16)
+        top = core.add(core.mul(a1, b1, sanitize_overflow=False), shr(lo_hi, 16, LIMBS16),
+                       sanitize_overflow=False)
+        top = core.add(top, shr(hi_lo, 16, LIMBS16), sanitize_overflow=False)
+        return core.add(top, shr(mid, 16, LIMBS16), sanitize_overflow=False)
+    elif LIMBS16:
         a1 = a >> 16
         a0 = a & MASK16
         b1 = b >> 16
@@ -54,7 +79,8 @@ def mulhi32(a, b, LIMBS16: tl.constexpr):
 
 @triton.jit
 def mulhilo32(a, b, LIMBS16: tl.constexpr):
-    """(high, low) words of the 64-bit product of uint32 ``a`` and ``b`` (spec 1)."""
+    """(high, low) words of the 64-bit product of words ``a`` and ``b`` (spec 1); a constant
+    ``b`` below 2**31 in the int32 form (the Philox multipliers: their int32 patterns)."""
     return mulhi32(a, b, LIMBS16), core.mul(a, b, sanitize_overflow=False)
 
 
@@ -67,16 +93,27 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1, LIMBS16: tl.constexpr):
     by (W0, W1) between rounds (the bump after round 10 is never used).
     """
     for _ in tl.static_range(PHILOX_ROUNDS):
-        hi0, lo0 = mulhilo32(c0, PHILOX_M0, LIMBS16)
-        hi1, lo1 = mulhilo32(c2, PHILOX_M1, LIMBS16)
+        if LIMBS16 == INT32_WORDS:
+            # the limbs from the unsigned constants, the low word from their int32 patterns
+            hi0 = mulhi32(c0, PHILOX_M0, LIMBS16)
+            lo0 = core.mul(c0, PHILOX_M0_I32, sanitize_overflow=False)
+            hi1 = mulhi32(c2, PHILOX_M1, LIMBS16)
+            lo1 = core.mul(c2, PHILOX_M1_I32, sanitize_overflow=False)
+        else:
+            hi0, lo0 = mulhilo32(c0, PHILOX_M0, LIMBS16)
+            hi1, lo1 = mulhilo32(c2, PHILOX_M1, LIMBS16)
         c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
-        k0 = core.add(k0, PHILOX_W0, sanitize_overflow=False)
-        k1 = core.add(k1, PHILOX_W1, sanitize_overflow=False)
+        if LIMBS16 == INT32_WORDS:
+            k0 = core.add(k0, PHILOX_W0_I32, sanitize_overflow=False)
+            k1 = core.add(k1, PHILOX_W1_I32, sanitize_overflow=False)
+        else:
+            k0 = core.add(k0, PHILOX_W0, sanitize_overflow=False)
+            k1 = core.add(k1, PHILOX_W1, sanitize_overflow=False)
     return c0, c1, c2, c3
 
 
 @triton.jit
-def counter_lanes(c0, c1, c2, c3, first, off):
+def counter_lanes(c0, c1, c2, c3, first, off, LIMBS16: tl.constexpr = False):
     """The counter words of C + first + off (mod 2**128, docs/spec.md section 2.1).
 
     ``c0..c3``: the draw's counter words (uint32 scalars, c0 least
@@ -86,16 +123,17 @@ def counter_lanes(c0, c1, c2, c3, first, off):
     carry out of a lane taken into the next; c3's carry out is the wrap at
     2**128.
     """
-    b_lo = core.add((first & 0xFFFFFFFF).to(tl.uint32), off, sanitize_overflow=False)
-    b_hi = (first >> 32).to(tl.uint32) + (b_lo < off).to(tl.uint32)
+    b_lo = core.add(to_word(first & 0xFFFFFFFF, LIMBS16), off, sanitize_overflow=False)
+    b_hi = core.add(to_word(first >> 32, LIMBS16), to_word(ult(b_lo, off, LIMBS16), LIMBS16),
+                    sanitize_overflow=False)
     x0 = core.add(c0, b_lo, sanitize_overflow=False)
-    carry = (x0 < b_lo).to(tl.uint32)
+    carry = to_word(ult(x0, b_lo, LIMBS16), LIMBS16)
     t = core.add(c1, b_hi, sanitize_overflow=False)
     x1 = core.add(t, carry, sanitize_overflow=False)
     # t wrapped (t < b_hi), or t + carry did: never both, since a wrapped t is below 2**32 - 1.
-    carry = ((t < b_hi) | (x1 < t)).to(tl.uint32)
+    carry = to_word(ult(t, b_hi, LIMBS16) | ult(x1, t, LIMBS16), LIMBS16)
     x2 = core.add(c2, carry, sanitize_overflow=False)
-    carry = (x2 < carry).to(tl.uint32)
+    carry = to_word(ult(x2, carry, LIMBS16), LIMBS16)
     x3 = core.add(c3, carry, sanitize_overflow=False)
     return x0, x1, x2, x3
 
@@ -107,5 +145,5 @@ def blocks(c0, c1, c2, c3, k0, k1, first, off, LIMBS16: tl.constexpr):
     Lane k of block b is word 4b + k of the stream named by the key (k0, k1)
     and the counter (c0, c1, c2, c3).
     """
-    x0, x1, x2, x3 = counter_lanes(c0, c1, c2, c3, first, off)
+    x0, x1, x2, x3 = counter_lanes(c0, c1, c2, c3, first, off, LIMBS16)
     return philox4x32_10(x0, x1, x2, x3, k0, k1, LIMBS16)

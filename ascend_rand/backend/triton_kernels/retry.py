@@ -21,6 +21,7 @@ import triton.language as tl
 from triton.language import core  # add with sanitize_overflow=False: words wrap mod 2**32
 
 from .philox import philox4x32_10
+from .wordops import INT32_WORDS, SIGN_BIT, shr, to_word, ult, word_to_f64
 
 RETRY_SHIFT = tl.constexpr(10)  # 2**10 slots per element (fallback/normal.py RETRY_SHIFT)
 RETRY_HIGH_BIT = tl.constexpr(0x80000000)  # 2**63 in the offset's high word
@@ -30,7 +31,7 @@ TWO_32 = tl.constexpr(4294967296.0)  # 2**32
 
 
 @triton.jit
-def element_index(base, lane):
+def element_index(base, lane, LIMBS16: tl.constexpr):
     """(low, high) uint32 words of the element index base + lane (low a tensor, high the
     scalar they share).
 
@@ -38,23 +39,28 @@ def element_index(base, lane):
     of two at most 2**32); ``lane``: uint32 offsets below that count.  The low
     word's sum cannot carry: base's low word is a multiple of the count.
     """
-    return (base & 0xFFFFFFFF).to(tl.uint32) + lane, (base >> 32).to(tl.uint32)
+    return to_word(base & 0xFFFFFFFF, LIMBS16) + lane, to_word(base >> 32, LIMBS16)
 
 
 @triton.jit
 def retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16: tl.constexpr):
     """The four words of R(i, s) (spec 5.2) for element i = (i_hi, i_lo) and slot s
     (an int32 scalar below 2**10)."""
-    off_lo = (i_lo << RETRY_SHIFT) | s.to(tl.uint32)
-    off_hi = (i_hi << RETRY_SHIFT) | (i_lo >> (32 - RETRY_SHIFT)) | RETRY_HIGH_BIT
+    off_lo = (i_lo << RETRY_SHIFT) | to_word(s, LIMBS16)
+    if LIMBS16 == INT32_WORDS:
+        high_bit = SIGN_BIT
+    else:
+        high_bit = RETRY_HIGH_BIT
+    # (22 = 32 - RETRY_SHIFT, a literal: the interpreter cannot shift an int by a constexpr)
+    off_hi = (i_hi << RETRY_SHIFT) | shr(i_lo, 22, LIMBS16) | high_bit
     x0 = core.add(c0, off_lo, sanitize_overflow=False)
-    carry = (x0 < off_lo).to(tl.uint32)
+    carry = to_word(ult(x0, off_lo, LIMBS16), LIMBS16)
     t = core.add(c1, off_hi, sanitize_overflow=False)
     x1 = core.add(t, carry, sanitize_overflow=False)
     # t wrapped (t < off_hi) or t + carry did, never both (a wrapped t is below 2**32 - 1)
-    carry = ((t < off_hi) | (x1 < t)).to(tl.uint32)
+    carry = to_word(ult(t, off_hi, LIMBS16) | ult(x1, t, LIMBS16), LIMBS16)
     x2 = core.add(c2, carry, sanitize_overflow=False)
-    carry = (x2 < carry).to(tl.uint32)
+    carry = to_word(ult(x2, carry, LIMBS16), LIMBS16)
     x3 = core.add(c3, carry, sanitize_overflow=False)
     return philox4x32_10(x0, x1, x2, x3, k0, k1, LIMBS16)
 
@@ -62,19 +68,20 @@ def retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16: tl.constexpr):
 # -- the samplers' word conversions (spec 5.1's notation) -----------------------------------------
 
 @triton.jit
-def open_unit_float32(w):
+def open_unit_float32(w, LIMBS16: tl.constexpr):
     """O32(w) = float32(2 (w >> 9) + 1) * 2**-24: in (0, 1), exact (24 bits)."""
-    return ((w >> 9) * 2 + 1).to(tl.float32) * TWO_M24
+    return (shr(w, 9, LIMBS16) * 2 + 1).to(tl.float32) * TWO_M24
 
 
 @triton.jit
-def mag52(u_hi, u_lo):
+def mag52(u_hi, u_lo, LIMBS16: tl.constexpr):
     """float64(u >> 12) of u = (u_hi << 32) | u_lo, exact: (u_hi >> 12) * 2**32 is, and the
     sum with the low part is below 2**52."""
-    return (u_hi >> 12).to(tl.float64) * TWO_32 + ((u_hi << 20) | (u_lo >> 12)).to(tl.float64)
+    return shr(u_hi, 12, LIMBS16).to(tl.float64) * TWO_32 + \
+        word_to_f64((u_hi << 20) | shr(u_lo, 12, LIMBS16), LIMBS16)
 
 
 @triton.jit
-def open_unit_float64(u_hi, u_lo):
+def open_unit_float64(u_hi, u_lo, LIMBS16: tl.constexpr):
     """O64(u) = float64(2 (u >> 12) + 1) * 2**-53: in (0, 1), each step exact (53 bits)."""
-    return (mag52(u_hi, u_lo) * 2.0 + 1.0) * TWO_M53
+    return (mag52(u_hi, u_lo, LIMBS16) * 2.0 + 1.0) * TWO_M53

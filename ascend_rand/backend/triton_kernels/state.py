@@ -30,6 +30,7 @@ import triton.language as tl
 from triton.language import core  # add with sanitize_overflow=False: the halves wrap by design
 
 from .launch import launch
+from .wordops import INT32_WORDS, to_word, word
 
 # int64 slots of the state (engines/philox.py's order) and its int32 words.
 SLOTS = 8
@@ -41,20 +42,24 @@ PAST_END_MAX = 0xFFFFFFFF
 
 @triton.jit
 def advance_kernel(state_ptr, LIMBS16: tl.constexpr):
-    """offset += 1 on the int32 view ``state_ptr`` (one program; LIMBS16 unused, the
-    launcher's common argument): the carry from the low half into the high one; past
+    """offset += 1 on the int32 view ``state_ptr`` (one program; LIMBS16 the word form,
+    wordops.py): the carry from the low half into the high one; past
     2**64 - 1 the offset wraps to 0 and EXHAUSTED is set; once exhausted the offset
     stays and the past-end count (word 15) grows by one, saturating."""
-    lo = tl.load(state_ptr + 2).to(tl.uint32, bitcast=True)
-    hi = tl.load(state_ptr + 3).to(tl.uint32, bitcast=True)
-    flags = tl.load(state_ptr + 14).to(tl.uint32, bitcast=True)
-    past = tl.load(state_ptr + 15).to(tl.uint32, bitcast=True)
+    lo = word(tl.load(state_ptr + 2), LIMBS16)
+    hi = word(tl.load(state_ptr + 3), LIMBS16)
+    flags = word(tl.load(state_ptr + 14), LIMBS16)
+    past = word(tl.load(state_ptr + 15), LIMBS16)
     exhausted = (flags & 1) != 0
     next_lo = core.add(lo, 1, sanitize_overflow=False)
-    carry = (next_lo == 0).to(tl.uint32)
+    carry = to_word(next_lo == 0, LIMBS16)
     next_hi = core.add(hi, carry, sanitize_overflow=False)
-    wrapped = ((carry != 0) & (next_hi == 0)).to(tl.uint32)  # the draw used 2**64 - 1
-    grown = tl.where(past == 0xFFFFFFFF, past, core.add(past, 1, sanitize_overflow=False))
+    wrapped = to_word((carry != 0) & (next_hi == 0), LIMBS16)  # the draw used 2**64 - 1
+    if LIMBS16 == INT32_WORDS:
+        saturated = -1  # 2**32 - 1 as an int32
+    else:
+        saturated = 0xFFFFFFFF
+    grown = tl.where(past == saturated, past, core.add(past, 1, sanitize_overflow=False))
     tl.store(state_ptr + 2, tl.where(exhausted, lo, next_lo).to(tl.int32, bitcast=True))
     tl.store(state_ptr + 3, tl.where(exhausted, hi, next_hi).to(tl.int32, bitcast=True))
     tl.store(state_ptr + 14, (flags | wrapped).to(tl.int32, bitcast=True))

@@ -31,6 +31,7 @@ from .conversions import f64_from_halves, unit_float32, unit_float64
 from .detmath import exp_f32, exp_f64, log_f32, log_f64, negated
 from .normal import output_f32, output_f64
 from .philox import blocks
+from .wordops import to_word
 from .retry import element_index, open_unit_float32, open_unit_float64, retry_block
 from .words import STREAM, store4, stream_words
 from .ziggurat import any_pending, clamp, not_
@@ -51,16 +52,16 @@ def proposal_f32(p0, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width, m2,
         r0, r1, _, _ = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16)
         p = tl.where(s == 0, p0, r0)
         if EXPONENTIAL:
-            x = a + tl.math.div_rn(negated(log_f32(open_unit_float32(p))), lam)
+            x = a + tl.math.div_rn(negated(log_f32(open_unit_float32(p, LIMBS16), LIMBS16)), lam)
             d = x - lam
-            accepted = (x <= b) & (unit_float32(r1) < exp_f32(-0.5 * (d * d)))
+            accepted = (x <= b) & (unit_float32(r1) < exp_f32(-0.5 * (d * d), LIMBS16))
             if MIRROR:
                 cand = negated(x)
             else:
                 cand = x
         else:
             cand = a + unit_float32(p) * width
-            accepted = unit_float32(r1) < exp_f32(0.5 * (m2 - cand * cand))
+            accepted = unit_float32(r1) < exp_f32(0.5 * (m2 - cand * cand), LIMBS16)
         z = tl.where(pending, cand, z)
         pending = pending & not_(accepted)
         s += 1
@@ -77,14 +78,14 @@ def proposal_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, a, b, wi
                     SCALED: tl.constexpr, OUT16: tl.constexpr, FP16: tl.constexpr,
                     BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float32 working precision (float32, float16, bfloat16 outputs): element i from word i."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
-    lane = 4 * j.to(tl.uint32)
+    lane = 4 * to_word(j, LIMBS16)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
-        i_lo, i_hi = element_index(4 * first, lane)
+        i_lo, i_hi = element_index(4 * first, lane, LIMBS16)
         z0 = proposal_f32(x0, 4 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1,
                           a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
         z1 = proposal_f32(x1, 4 * j + 1 < left, i_lo + 1, i_hi, c0, c1, c2, c3, k0, k1,
@@ -94,10 +95,10 @@ def proposal_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, a, b, wi
         z3 = proposal_f32(x3, 4 * j + 3 < left, i_lo + 3, i_hi, c0, c1, c2, c3, k0, k1,
                           a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
         store4(out_ptr + 4 * first, j, left,
-               output_f32(z0, loc, scale, SCALED, OUT16, FP16),
-               output_f32(z1, loc, scale, SCALED, OUT16, FP16),
-               output_f32(z2, loc, scale, SCALED, OUT16, FP16),
-               output_f32(z3, loc, scale, SCALED, OUT16, FP16))
+               output_f32(z0, loc, scale, SCALED, OUT16, FP16, LIMBS16),
+               output_f32(z1, loc, scale, SCALED, OUT16, FP16, LIMBS16),
+               output_f32(z2, loc, scale, SCALED, OUT16, FP16, LIMBS16),
+               output_f32(z3, loc, scale, SCALED, OUT16, FP16, LIMBS16))
 
 
 @triton.jit
@@ -114,16 +115,16 @@ def proposal_f64(p_hi0, p_lo0, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, 
         p_hi = tl.where(first, p_hi0, r0)
         p_lo = tl.where(first, p_lo0, r1)
         if EXPONENTIAL:
-            x = a + negated(log_f64(open_unit_float64(p_hi, p_lo))) / lam
+            x = a + negated(log_f64(open_unit_float64(p_hi, p_lo, LIMBS16), LIMBS16)) / lam
             d = x - lam
-            accepted = (x <= b) & (unit_float64(r2, r3) < exp_f64(-0.5 * (d * d)))
+            accepted = (x <= b) & (unit_float64(r2, r3, LIMBS16) < exp_f64(-0.5 * (d * d), LIMBS16))
             if MIRROR:
                 cand = negated(x)
             else:
                 cand = x
         else:
-            cand = a + unit_float64(p_hi, p_lo) * width
-            accepted = unit_float64(r2, r3) < exp_f64(0.5 * (m2 - cand * cand))
+            cand = a + unit_float64(p_hi, p_lo, LIMBS16) * width
+            accepted = unit_float64(r2, r3, LIMBS16) < exp_f64(0.5 * (m2 - cand * cand), LIMBS16)
         z = tl.where(pending, cand, z)
         pending = pending & not_(accepted)
         s += 1
@@ -141,25 +142,26 @@ def proposal_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                         EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr, SCALED: tl.constexpr,
                         BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float64: element i from (word 2i << 32) | word 2i + 1; block b gives 2b, 2b + 1."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
-    a = f64_from_halves(a_hi, a_lo)
-    b = f64_from_halves(b_hi, b_lo)
-    width = f64_from_halves(width_hi, width_lo)
-    m2 = f64_from_halves(m2_hi, m2_lo)
-    lam = f64_from_halves(lam_hi, lam_lo)
-    loc = f64_from_halves(loc_hi, loc_lo)
-    scale = f64_from_halves(scale_hi, scale_lo)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
+    a = f64_from_halves(a_hi, a_lo, LIMBS16)
+    b = f64_from_halves(b_hi, b_lo, LIMBS16)
+    width = f64_from_halves(width_hi, width_lo, LIMBS16)
+    m2 = f64_from_halves(m2_hi, m2_lo, LIMBS16)
+    lam = f64_from_halves(lam_hi, lam_lo, LIMBS16)
+    loc = f64_from_halves(loc_hi, loc_lo, LIMBS16)
+    scale = f64_from_halves(scale_hi, scale_lo, LIMBS16)
     j = tl.arange(0, BLOCK)
-    lane = 2 * j.to(tl.uint32)
+    lane = 2 * to_word(j, LIMBS16)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
-        i_lo, i_hi = element_index(2 * first, lane)
+        i_lo, i_hi = element_index(2 * first, lane, LIMBS16)
         z0 = proposal_f64(x0, x1, 2 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1,
                           a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
         z1 = proposal_f64(x2, x3, 2 * j + 1 < left, i_lo + 1, i_hi, c0, c1, c2, c3, k0, k1,
                           a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
         dst = out_ptr + 2 * first
-        tl.store(dst + 2 * j, output_f64(z0, loc, scale, SCALED), mask=2 * j < left)
-        tl.store(dst + 2 * j + 1, output_f64(z1, loc, scale, SCALED), mask=2 * j + 1 < left)
+        tl.store(dst + 2 * j, output_f64(z0, loc, scale, SCALED, LIMBS16), mask=2 * j < left)
+        tl.store(dst + 2 * j + 1, output_f64(z1, loc, scale, SCALED, LIMBS16),
+                 mask=2 * j + 1 < left)

@@ -14,6 +14,7 @@ import triton.language as tl
 
 from .conversions import f64_from_halves, unit_float32, unit_float64, uniform_16_bits
 from .philox import blocks
+from .wordops import to_word
 from .words import STREAM, store4, stream_words
 
 
@@ -29,11 +30,11 @@ def _scale(x, low, span, SCALED: tl.constexpr):
 def uniform_f32_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, low, span,
                        SCALED: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """float32 (spec 3.2, 3.3): element i from word i; ``low``, ``span`` float32 scalars."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
         store4(out_ptr + 4 * first, j, left,
                _scale(unit_float32(x0), low, span, SCALED),
@@ -43,8 +44,8 @@ def uniform_f32_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, low, 
 
 
 @triton.jit
-def _bits16(w, low, span, SCALED: tl.constexpr, FP16: tl.constexpr):
-    return uniform_16_bits(w, low, span, SCALED, FP16).to(tl.int16)
+def _bits16(w, low, span, SCALED: tl.constexpr, FP16: tl.constexpr, LIMBS16: tl.constexpr):
+    return uniform_16_bits(w, low, span, SCALED, FP16, LIMBS16).to(tl.int16)
 
 
 @triton.jit(do_not_specialize=STREAM)
@@ -54,15 +55,17 @@ def uniform_16_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, low, s
     """float16 (FP16) or bfloat16 (spec 3.2, 3.3): element i from word i, written as bits
     into the int16 view ``out_ptr``; ``low``, ``span`` are float32 scalars holding values
     of the format."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
         store4(out_ptr + 4 * first, j, left,
-               _bits16(x0, low, span, SCALED, FP16), _bits16(x1, low, span, SCALED, FP16),
-               _bits16(x2, low, span, SCALED, FP16), _bits16(x3, low, span, SCALED, FP16))
+               _bits16(x0, low, span, SCALED, FP16, LIMBS16),
+               _bits16(x1, low, span, SCALED, FP16, LIMBS16),
+               _bits16(x2, low, span, SCALED, FP16, LIMBS16),
+               _bits16(x3, low, span, SCALED, FP16, LIMBS16))
 
 
 @triton.jit(do_not_specialize=STREAM + ["low_hi", "low_lo", "span_hi", "span_lo"])
@@ -72,16 +75,16 @@ def uniform_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     """float64 (spec 3.2, 3.3): element i from words 2i (high) and 2i + 1; ``low`` and
     ``span`` arrive as the int32 halves of their bit patterns (a Python float argument
     would be a float32)."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
-    low = f64_from_halves(low_hi, low_lo)
-    span = f64_from_halves(span_hi, span_lo)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
+    low = f64_from_halves(low_hi, low_lo, LIMBS16)
+    span = f64_from_halves(span_hi, span_lo, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
         dst = out_ptr + 2 * first
-        tl.store(dst + 2 * j, _scale(unit_float64(x0, x1), low, span, SCALED),
+        tl.store(dst + 2 * j, _scale(unit_float64(x0, x1, LIMBS16), low, span, SCALED),
                  mask=2 * j < left)
-        tl.store(dst + 2 * j + 1, _scale(unit_float64(x2, x3), low, span, SCALED),
+        tl.store(dst + 2 * j + 1, _scale(unit_float64(x2, x3, LIMBS16), low, span, SCALED),
                  mask=2 * j + 1 < left)

@@ -16,6 +16,7 @@ import triton
 import triton.language as tl
 
 from .philox import blocks
+from .wordops import to_word, word
 
 # Scalar arguments are never specialised: a key or counter word of 1 (or a multiple of 16)
 # would otherwise compile a kernel of its own.
@@ -23,8 +24,9 @@ STREAM = ["n", "key_lo", "key_hi", "ctr0", "ctr1", "ctr2", "ctr3"]
 
 
 @triton.jit
-def stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3):
-    """The int32 key and counter arguments as the uint32 words (k0, k1, c0, c1, c2, c3).
+def stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16: tl.constexpr = False):
+    """The int32 key and counter arguments as the words (k0, k1, c0, c1, c2, c3) of the
+    form ``LIMBS16`` selects (uint32, or int32 bit patterns: wordops.py).
 
     The state form: ``key_lo`` is a pointer, the int32 view of a graph-safe
     Generator's device state (state.py): the key is its words 0, 1 and the
@@ -36,15 +38,15 @@ def stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3):
     type), so the scalar form compiles exactly as before.
     """
     if key_lo.dtype.is_ptr():
-        return (tl.load(key_lo).to(tl.uint32, bitcast=True),
-                tl.load(key_lo + 1).to(tl.uint32, bitcast=True),
-                ctr0.to(tl.uint32, bitcast=True), ctr1.to(tl.uint32, bitcast=True),
-                tl.load(key_lo + 2).to(tl.uint32, bitcast=True),
-                tl.load(key_lo + 3).to(tl.uint32, bitcast=True))
+        return (word(tl.load(key_lo), LIMBS16),
+                word(tl.load(key_lo + 1), LIMBS16),
+                word(ctr0, LIMBS16), word(ctr1, LIMBS16),
+                word(tl.load(key_lo + 2), LIMBS16),
+                word(tl.load(key_lo + 3), LIMBS16))
     else:
-        return (key_lo.to(tl.uint32, bitcast=True), key_hi.to(tl.uint32, bitcast=True),
-                ctr0.to(tl.uint32, bitcast=True), ctr1.to(tl.uint32, bitcast=True),
-                ctr2.to(tl.uint32, bitcast=True), ctr3.to(tl.uint32, bitcast=True))
+        return (word(key_lo, LIMBS16), word(key_hi, LIMBS16),
+                word(ctr0, LIMBS16), word(ctr1, LIMBS16),
+                word(ctr2, LIMBS16), word(ctr3, LIMBS16))
 
 
 @triton.jit
@@ -60,11 +62,11 @@ def store4(dst, j, left, y0, y1, y2, y3):
 def raw_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                SWAP_HALVES: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """``n`` 32-bit slots of the int32 view ``out_ptr`` (2 per element when SWAP_HALVES)."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3)
+    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK  # the tile's first Philox block
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, j.to(tl.uint32), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
         x0 = x0.to(tl.int32, bitcast=True)
         x1 = x1.to(tl.int32, bitcast=True)

@@ -28,6 +28,7 @@ from ...fallback import ziggurat_tables as _zt
 from .conversions import unit_float32, unit_float64
 from .detmath import exp_f32, exp_f64, log_f32, log_f64, negated
 from .retry import mag52, open_unit_float32, open_unit_float64, retry_block
+from .wordops import full_words, shr, ult, word
 
 # Slot states (fallback/normal.py _FRESH): fresh, or in the tail with sign 0 / 1.
 FRESH = tl.constexpr(2)
@@ -40,7 +41,7 @@ INV_R_F64 = tl.constexpr(_zt.INV_R_F64)
 
 
 @triton.jit
-def negate_if(x, sign):
+def negate_if(x, sign, LIMBS16: tl.constexpr):
     """-x where the uint32 ``sign`` is 1 (the IEEE negation: -0 for x = 0), else x."""
     return tl.where(sign != 0, negated(x), x)
 
@@ -67,7 +68,7 @@ def clamp(z, lo, hi):
 # -- float32 ---------------------------------------------------------------------------------------
 
 @triton.jit
-def _slot_f32(state, w, aux1, aux2, W, K, F):
+def _slot_f32(state, w, aux1, aux2, W, K, F, LIMBS16: tl.constexpr):
     """One slot (spec 5.3): (candidate, accepted, next state) per element.
 
     Fresh elements run steps 1-3 on the layered word ``w``; elements in the
@@ -75,21 +76,21 @@ def _slot_f32(state, w, aux1, aux2, W, K, F):
     """
     in_tail = state != FRESH
     layer = w & 0xFF
-    sign = tl.where(in_tail, state, (w >> 8) & 1)
-    mag = w >> 9
+    sign = tl.where(in_tail, state, (w >> 8) & 1)  # bit 8: the same for either shift
+    mag = shr(w, 9, LIMBS16)
     x = mag.to(tl.float32) * tl.load(W + layer)
-    z = negate_if(x, sign)
-    ok = not_(in_tail) & (mag < tl.load(K + layer).to(tl.uint32, bitcast=True))
+    z = negate_if(x, sign, LIMBS16)
+    ok = not_(in_tail) & ult(mag, word(tl.load(K + layer), LIMBS16), LIMBS16)
     tested = in_tail | (not_(ok) & (layer == 0))  # the slot runs the tail test
-    xt = negated(log_f32(open_unit_float32(aux1))) * INV_R_F32
-    yt = negated(log_f32(open_unit_float32(aux2)))
+    xt = negated(log_f32(open_unit_float32(aux1, LIMBS16), LIMBS16)) * INV_R_F32
+    yt = negated(log_f32(open_unit_float32(aux2, LIMBS16), LIMBS16))
     tail_pass = (yt + yt) > (xt * xt)
     tail_ok = tested & tail_pass
-    z = tl.where(in_tail | tail_ok, negate_if(xt + R_F32, sign), z)
+    z = tl.where(in_tail | tail_ok, negate_if(xt + R_F32, sign, LIMBS16), z)
     wedge = not_(in_tail) & not_(ok) & (layer != 0)
     f0 = tl.load(F + layer)
     y = f0 + unit_float32(aux1) * (tl.load(F + layer + 1) - f0)
-    wedge_ok = wedge & (y < exp_f32(-0.5 * (x * x)))
+    wedge_ok = wedge & (y < exp_f32(-0.5 * (x * x), LIMBS16))
     accepted = ok | tail_ok | wedge_ok
     # a failed tail test stays in the tail; an acceptance or a failed wedge: fresh
     next_state = tl.where(tested & not_(tail_pass), sign, FRESH)
@@ -102,18 +103,18 @@ def ziggurat_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
     """Standard normals (float32) of the elements i = (i_hi, i_lo) from their first words
     ``w`` (uint32); lanes where ``valid`` is false are not drawn (their value is unused)."""
     layer = w & 0xFF
-    mag = w >> 9
-    z = negate_if(mag.to(tl.float32) * tl.load(W + layer), (w >> 8) & 1)
-    ok = mag < tl.load(K + layer).to(tl.uint32, bitcast=True)
+    mag = shr(w, 9, LIMBS16)
+    z = negate_if(mag.to(tl.float32) * tl.load(W + layer), (w >> 8) & 1, LIMBS16)
+    ok = ult(mag, word(tl.load(K + layer), LIMBS16), LIMBS16)
     if BOUNDED:
         ok = ok & (z >= lo) & (z <= hi)
     pending = valid & not_(ok)
-    state = tl.full(w.shape, FRESH, tl.uint32)
+    state = full_words(w.shape, FRESH, LIMBS16)
     s = 0
     while any_pending(pending) & (s < SLOTS_F32):
         r0, r1, r2, _ = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16)
         layered = tl.where(s == 0, w, r0)  # slot 0's layered word is the element's own
-        cand, accepted, next_state = _slot_f32(state, layered, r1, r2, W, K, F)
+        cand, accepted, next_state = _slot_f32(state, layered, r1, r2, W, K, F, LIMBS16)
         if BOUNDED:
             accepted = accepted & (cand >= lo) & (cand <= hi)
         z = tl.where(pending, cand, z)
@@ -128,34 +129,34 @@ def ziggurat_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
 # -- float64 (devices with float64 arithmetic) -----------------------------------------------------
 
 @triton.jit
-def _k64_below(u_hi, u_lo, K, layer):
+def _k64_below(u_hi, u_lo, K, layer, LIMBS16: tl.constexpr):
     """(u >> 12) < K[layer], compared by words (K's high and low words interleaved)."""
-    mag_hi = u_hi >> 12
-    mag_lo = (u_hi << 20) | (u_lo >> 12)
-    k_hi = tl.load(K + 2 * layer).to(tl.uint32, bitcast=True)
-    k_lo = tl.load(K + 2 * layer + 1).to(tl.uint32, bitcast=True)
-    return (mag_hi < k_hi) | ((mag_hi == k_hi) & (mag_lo < k_lo))
+    mag_hi = shr(u_hi, 12, LIMBS16)
+    mag_lo = (u_hi << 20) | shr(u_lo, 12, LIMBS16)
+    k_hi = word(tl.load(K + 2 * layer), LIMBS16)
+    k_lo = word(tl.load(K + 2 * layer + 1), LIMBS16)
+    return ult(mag_hi, k_hi, LIMBS16) | ((mag_hi == k_hi) & ult(mag_lo, k_lo, LIMBS16))
 
 
 @triton.jit
-def _slot_f64(state, u_hi, u_lo, p_hi, p_lo, q_hi, q_lo, W, K, F):
+def _slot_f64(state, u_hi, u_lo, p_hi, p_lo, q_hi, q_lo, W, K, F, LIMBS16: tl.constexpr):
     """One float64 slot (spec 5.3, float64 variant): layered value u, auxiliaries p, q."""
     in_tail = state != FRESH
     layer = u_lo & 0xFF
     sign = tl.where(in_tail, state, (u_lo >> 8) & 1)
-    x = mag52(u_hi, u_lo) * tl.load(W + layer)
-    z = negate_if(x, sign)
-    ok = not_(in_tail) & _k64_below(u_hi, u_lo, K, layer)
+    x = mag52(u_hi, u_lo, LIMBS16) * tl.load(W + layer)
+    z = negate_if(x, sign, LIMBS16)
+    ok = not_(in_tail) & _k64_below(u_hi, u_lo, K, layer, LIMBS16)
     tested = in_tail | (not_(ok) & (layer == 0))
-    xt = negated(log_f64(open_unit_float64(p_hi, p_lo))) * INV_R_F64
-    yt = negated(log_f64(open_unit_float64(q_hi, q_lo)))
+    xt = negated(log_f64(open_unit_float64(p_hi, p_lo, LIMBS16), LIMBS16)) * INV_R_F64
+    yt = negated(log_f64(open_unit_float64(q_hi, q_lo, LIMBS16), LIMBS16))
     tail_pass = (yt + yt) > (xt * xt)
     tail_ok = tested & tail_pass
-    z = tl.where(in_tail | tail_ok, negate_if(xt + R_F64, sign), z)
+    z = tl.where(in_tail | tail_ok, negate_if(xt + R_F64, sign, LIMBS16), z)
     wedge = not_(in_tail) & not_(ok) & (layer != 0)
     f0 = tl.load(F + layer)
-    y = f0 + unit_float64(p_hi, p_lo) * (tl.load(F + layer + 1) - f0)
-    wedge_ok = wedge & (y < exp_f64(-0.5 * (x * x)))
+    y = f0 + unit_float64(p_hi, p_lo, LIMBS16) * (tl.load(F + layer + 1) - f0)
+    wedge_ok = wedge & (y < exp_f64(-0.5 * (x * x), LIMBS16))
     accepted = ok | tail_ok | wedge_ok
     next_state = tl.where(tested & not_(tail_pass), sign, FRESH)
     return z, accepted, next_state
@@ -170,19 +171,20 @@ def ziggurat_f64(u_hi, u_lo, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F,
     words 2, 3) and R(i, 2s + 1) (q from words 0, 1).
     """
     layer = u_lo & 0xFF
-    z = negate_if(mag52(u_hi, u_lo) * tl.load(W + layer), (u_lo >> 8) & 1)
-    ok = _k64_below(u_hi, u_lo, K, layer)
+    z = negate_if(mag52(u_hi, u_lo, LIMBS16) * tl.load(W + layer), (u_lo >> 8) & 1, LIMBS16)
+    ok = _k64_below(u_hi, u_lo, K, layer, LIMBS16)
     if BOUNDED:
         ok = ok & (z >= lo) & (z <= hi)
     pending = valid & not_(ok)
-    state = tl.full(u_lo.shape, FRESH, tl.uint32)
+    state = full_words(u_lo.shape, FRESH, LIMBS16)
     s = 0
     while any_pending(pending) & (s < SLOTS_F64):
         a0, a1, a2, a3 = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, 2 * s, LIMBS16)
         b0, b1, _, _ = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, 2 * s + 1, LIMBS16)
         first = s == 0
         cand, accepted, next_state = _slot_f64(state, tl.where(first, u_hi, a0),
-                                               tl.where(first, u_lo, a1), a2, a3, b0, b1, W, K, F)
+                                               tl.where(first, u_lo, a1), a2, a3, b0, b1, W, K, F,
+                                               LIMBS16)
         if BOUNDED:
             accepted = accepted & (cand >= lo) & (cand <= hi)
         z = tl.where(pending, cand, z)
