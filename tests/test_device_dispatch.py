@@ -30,18 +30,9 @@ torch = pytest.importorskip("torch", reason="the device path fills torch tensors
 # Triton decides at its first import whether its own @triton.jit functions are interpreted,
 # and entering a dispatch mode (the launch counter) imports torch._dynamo, which imports
 # triton: so triton is imported here, interpreted, as tests/test_triton_kernels.py does.
-_previous = os.environ.get("TRITON_INTERPRET")
-os.environ["TRITON_INTERPRET"] = "1"
-try:
-    HAVE_TRITON = importlib.util.find_spec("triton") is not None
-    if HAVE_TRITON:
-        import triton  # noqa: F401
-    import torch._dynamo  # noqa: F401,E402
-finally:
-    if _previous is None:
-        os.environ.pop("TRITON_INTERPRET", None)
-    else:
-        os.environ["TRITON_INTERPRET"] = _previous
+import triton_support  # noqa: E402  (tests/triton_support.py, on sys.path by conftest)
+
+HAVE_TRITON = triton_support.import_interpreted()
 
 import ascend_rand as ar  # noqa: E402
 from ascend_rand import cli, info  # noqa: E402

@@ -14,8 +14,6 @@ tensors under Triton's interpreter and equal the host's bits.
 """
 
 import importlib
-import importlib.util
-import os
 
 import numpy as np
 import pytest
@@ -24,18 +22,9 @@ torch = pytest.importorskip("torch")
 
 # torch.library.opcheck imports torch._dynamo, which imports triton: imported here
 # interpreted first, as the Triton test files do (Triton decides at its first import).
-_previous = os.environ.get("TRITON_INTERPRET")
-os.environ["TRITON_INTERPRET"] = "1"
-try:
-    HAVE_TRITON = importlib.util.find_spec("triton") is not None
-    if HAVE_TRITON:
-        import triton  # noqa: F401
-    import torch._dynamo  # noqa: F401,E402
-finally:
-    if _previous is None:
-        os.environ.pop("TRITON_INTERPRET", None)
-    else:
-        os.environ["TRITON_INTERPRET"] = _previous
+import triton_support  # noqa: E402  (tests/triton_support.py, on sys.path by conftest)
+
+HAVE_TRITON = triton_support.import_interpreted()
 
 import ascend_rand as ar  # noqa: E402
 from ascend_rand.backend import device_path  # noqa: E402

@@ -20,7 +20,6 @@ fused path is a CUDA tensor's default one, still held to the CPU path.
 import os
 import pickle
 import re
-import subprocess
 import sys
 
 import numpy as np
@@ -448,32 +447,16 @@ def test_forced_kernels_with_a_bad_value_draw_nothing(monkeypatch):
 
 # -- compiled for CUDA (no device needed): nothing that would change a bit ------------------------
 
-_PTX_SCRIPT = r"""
-import inspect, json, sys
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+_PTX_CASES = r"""
 from ascend_rand.backend.triton_kernels import dropout as D
-word = "constants" if "constants" in inspect.signature(ASTSource.__init__).parameters \
-    else "constexprs"
-out = {}
+cases = {}
 for fmt, ptr in ((D.F32, "*i32"), (D.F64, "*i64"), (D.BF16, "*i16")):
     signature = {"out_ptr": ptr, "in_ptr": ptr, "mask_ptr": "*u8", "n": "i32",
                  **{k: "i32" for k in ("key_lo", "key_hi", "ctr0", "ctr1", "ctr2", "ctr3",
                                        "nbytes", "t_minus_1", "t_nonzero")},
                  "scale32": "fp32", "scale_hi": "i32", "scale_lo": "i32"}
-    constants = dict(FMT=fmt, DRAW=True, WRITE_MASK=True, BLOCK=512, LIMBS16=False)
-    signature.update({k: "constexpr" for k in constants})
-    try:
-        compiled = triton.compile(ASTSource(fn=D.dropout_kernel, signature=signature,
-                                            **{word: constants}),
-                                  target=GPUTarget("cuda", 90, 32),
-                                  options={"enable_fp_fusion": False})
-    except Exception as exc:
-        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"[:500]}))
-        sys.exit(0)
-    out[str(fmt)] = compiled.asm["ptx"]
-print(json.dumps(out))
+    cases[str(fmt)] = (D.dropout_kernel, signature,
+                       dict(FMT=fmt, DRAW=True, WRITE_MASK=True, BLOCK=512, LIMBS16=False))
 """
 
 
@@ -482,15 +465,7 @@ def test_compiled_ptx_multiplies_in_ieee():
     product is mul.rn, no fused multiply-add, no flush of subnormals (.ftz: a subnormal x
     kept would become 0), in the formats whose operands can be subnormal (float16's are
     normal once widened to float32, its product is the same code as bfloat16's)."""
-    import json
-
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run([sys.executable, "-c", _PTX_SCRIPT], capture_output=True, text=True,
-                          timeout=300, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    if "error" in result:  # a Triton without the NVIDIA backend or its toolchain
-        pytest.skip(f"this Triton cannot compile for CUDA here: {result['error']}")
+    result = triton_support.compile_to_ptx(_PTX_CASES)
     for fmt, ptx in result.items():
         width = "64" if int(fmt) == td.F64 else "32"
         assert re.search(rf"\bmul\.rn\.f{width}\b", ptx), fmt

@@ -589,11 +589,7 @@ def test_float64_halves_are_exact():
 
 # Run in a child process: the kernels of this process are the interpreter's, and only a
 # process without TRITON_INTERPRET has compilable ones.  PTX only (sm_90), no GPU needed.
-_PTX_SCRIPT = r"""
-import inspect, json, sys
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+_PTX_CASES = r"""
 from ascend_rand.backend.triton_kernels import normal as N, truncated as T
 stream = {"n": "i32", **{k: "i32" for k in ("key_lo", "key_hi", "ctr0", "ctr1", "ctr2", "ctr3")}}
 f32 = lambda *names: {k: "fp32" for k in names}
@@ -618,41 +614,12 @@ cases = {
         {"out_ptr": "*fp64", **stream, **i32(N.F64_PARAMS[:4])},
         dict(SCALED=True, BLOCK=64, LIMBS16=False)),
 }
-out = {}
-# Triton 3.2 names the constexpr values "constants", later versions "constexprs"
-word = "constants" if "constants" in inspect.signature(ASTSource.__init__).parameters \
-    else "constexprs"
-for name, (kernel, signature, constants) in cases.items():
-    signature = dict(signature, **{k: "constexpr" for k in constants})
-    try:
-        compiled = triton.compile(ASTSource(fn=kernel, signature=signature, **{word: constants}),
-                                  target=GPUTarget("cuda", 90, 32),
-                                  options={"enable_fp_fusion": False})
-    except Exception as exc:
-        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"[:500]}))
-        sys.exit(0)
-    out[name] = compiled.asm["ptx"]
-print(json.dumps(out))
 """
 
 
 @pytest.fixture(scope="module")
 def compiled_ptx():
-    import json
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    try:
-        done = subprocess.run([sys.executable, "-c", _PTX_SCRIPT], capture_output=True,
-                              text=True, timeout=300, env=env)
-    except subprocess.TimeoutExpired:
-        pytest.fail("compiling the normal kernels for CUDA took over 300 s")
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    if "error" in result:  # a Triton without the NVIDIA backend or its toolchain
-        pytest.skip(f"this Triton cannot compile for CUDA here: {result['error']}")
-    return result
+    return triton_support.compile_to_ptx(_PTX_CASES)
 
 
 PTX_NAMES = ["ziggurat bounded bfloat16", "box_muller float32", "proposal exponential float32",

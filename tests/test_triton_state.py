@@ -47,6 +47,7 @@ finally:
         os.environ["TRITON_INTERPRET"] = _previous
 
 import ascend_rand as ar  # noqa: E402
+import triton_support  # noqa: E402  (tests/triton_support.py, on sys.path by conftest)
 from ascend_rand.distributions.bernoulli import plan_bernoulli, plan_dropout_mask  # noqa: E402
 from ascend_rand.distributions.normal import plan_normal, plan_truncated_normal  # noqa: E402
 from ascend_rand.distributions.uniform import plan_integers, plan_raw, plan_uniform  # noqa: E402
@@ -413,11 +414,7 @@ def test_a_refused_draw_takes_nothing():
 
 # -- compiled for CUDA (no device needed: Triton's compiler down to PTX) ---------------------
 
-_PTX_SCRIPT = r"""
-import inspect, json, sys
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+_PTX_CASES = r"""
 from ascend_rand.backend.triton_kernels import dropout as D, normal as N, state as S, uniform as U
 # (in parameter order: Triton 3.2's ASTSource reads the signature by position)
 def state(key_hi="i32"):
@@ -437,20 +434,6 @@ cases = {
                         dict(FMT=0, DRAW=True, WRITE_MASK=True, BLOCK=64, LIMBS16=False)),
     "advance": (S.advance_kernel, {"state_ptr": "*i32"}, dict(LIMBS16=False)),
 }
-word = "constants" if "constants" in inspect.signature(ASTSource.__init__).parameters \
-    else "constexprs"
-out = {}
-for name, (kernel, signature, constants) in cases.items():
-    signature = dict(signature, **{k: "constexpr" for k in constants})
-    try:
-        compiled = triton.compile(ASTSource(fn=kernel, signature=signature, **{word: constants}),
-                                  target=GPUTarget("cuda", 90, 32),
-                                  options={"enable_fp_fusion": False})
-    except Exception as exc:
-        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"[:500]}))
-        sys.exit(0)
-    out[name] = compiled.asm["ptx"]
-print(json.dumps(out))
 """
 
 
@@ -459,17 +442,7 @@ def test_state_forms_compile_for_cuda():
     kernel would show): they load the state's words from global memory, the dropout
     kernel stores drawn_at, the advance kernel stores the offset, and no fused
     multiply-add appears (fusion is off at launch, spec 3.3)."""
-    import json
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run([sys.executable, "-c", _PTX_SCRIPT], capture_output=True, text=True,
-                          timeout=300, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    if "error" in result:  # a Triton without the NVIDIA backend or its toolchain
-        pytest.skip(f"this Triton cannot compile for CUDA here: {result['error']}")
+    result = triton_support.compile_to_ptx(_PTX_CASES)
     for name, ptx in result.items():
         assert "ld.global" in ptx, name
         assert "fma.rn.f" not in ptx and "mad.rn.f" not in ptx, name

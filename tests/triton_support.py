@@ -111,3 +111,72 @@ def assert_same_bits(got, want, what):
                            f"{bad[:5].tolist()}: {[hex(v) for v in got[bad[:5]]]} != "
                            f"{[hex(v) for v in want[bad[:5]]]}")
     return got
+
+
+# -- compiled for CUDA without a GPU: Triton's compiler down to PTX, in a child process ---------
+
+# The child's script: PTX_HEAD, then the test file's source defining ``cases`` (name ->
+# (kernel, signature in parameter order, constexpr values)), then PTX_TAIL, which compiles
+# each for sm_90 with fusion off (as every launch does, spec 3.3) and prints their PTX as JSON.
+PTX_HEAD = r"""
+import inspect, json, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+"""
+PTX_TAIL = r"""
+# Triton 3.2 names the constexpr values "constants", later versions "constexprs"
+word = "constants" if "constants" in inspect.signature(ASTSource.__init__).parameters \
+    else "constexprs"
+out = {}
+for name, (kernel, signature, constants) in cases.items():
+    signature = dict(signature, **{k: "constexpr" for k in constants})
+    try:
+        compiled = triton.compile(ASTSource(fn=kernel, signature=signature, **{word: constants}),
+                                  target=GPUTarget("cuda", 90, 32),
+                                  options={"enable_fp_fusion": False})
+    except Exception as exc:
+        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"[:500]}))
+        sys.exit(0)
+    out[name] = compiled.asm["ptx"]
+print(json.dumps(out))
+"""
+
+
+def compile_to_ptx(cases_source, timeout=300):
+    """{case name: PTX} of the kernels ``cases_source`` names, compiled for sm_90 in a child
+    process (this process's kernels are the interpreter's; only a process without
+    TRITON_INTERPRET has compilable ones); the test skipped where this Triton cannot
+    compile for CUDA (no NVIDIA backend or toolchain)."""
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    try:
+        done = subprocess.run([sys.executable, "-c", PTX_HEAD + cases_source + PTX_TAIL],
+                              capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"compiling the kernels for CUDA took over {timeout} s")
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if "error" in result:
+        pytest.skip(f"this Triton cannot compile for CUDA here: {result['error']}")
+    return result
+
+
+def import_interpreted():
+    """Import triton (where installed) and torch._dynamo, which imports it, with
+    TRITON_INTERPRET=1, the variable as it was after: for test files that do not run the
+    kernels themselves but reach them through torch (a dispatch mode, opcheck), so that
+    triton's first import, which fixes its mode, is the interpreter's.  Whether triton is
+    installed."""
+    import importlib.util
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TRITON_INTERPRET", "1")
+        have = importlib.util.find_spec("triton") is not None
+        if have:
+            import triton  # noqa: F401
+        import torch._dynamo  # noqa: F401
+    return have

@@ -20,7 +20,6 @@ minute).  Two tables, on the CPU:
 """
 
 import time
-import timeit
 
 from . import harness as H
 
@@ -29,18 +28,6 @@ CALLS = 2000
 DRAW_LIMIT = 2.0  # the operator's 16-element draw: at most 2x torch.rand's per-call time
 DROPOUT_LIMIT = 1.5  # dropout forward of 16 elements: at most 1.5x F.dropout's
 BATCH, WIDTH, STEPS = 32, 256, 20
-
-
-def _interleaved(calls, repeats):
-    """{name: seconds per call}: the best loop of each, the loops taken in turn."""
-    best = {}
-    for fn in calls.values():
-        fn()
-    for _ in range(repeats):
-        for name, fn in calls.items():
-            t = timeit.timeit(fn, number=CALLS) / CALLS
-            best[name] = min(best.get(name, t), t)
-    return best
 
 
 def per_call(torch, repeats):
@@ -78,7 +65,7 @@ def per_call(torch, repeats):
     }
     rows = []
     for draw, calls in groups.items():
-        for peer, seconds in _interleaved(calls, repeats).items():
+        for peer, seconds in H.interleaved(calls, repeats, CALLS).items():
             rows.append({"draw": draw, "peer": peer, "us_per_call": seconds * 1e6})
     return rows
 

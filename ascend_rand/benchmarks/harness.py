@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
+import timeit
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -145,6 +146,20 @@ def _thread_setter():
         if torch_threads is not None:
             torch.set_num_threads(torch_threads)
     return restore
+
+
+def interleaved(calls, repeats, number):
+    """{name: seconds per call} of zero-argument callables: each called once to warm up,
+    then ``repeats`` rounds of ``number`` calls of each in turn (so a slow moment of a
+    shared machine falls on every peer alike), the best round of each."""
+    best = {}
+    for fn in calls.values():
+        fn()
+    for _ in range(repeats):
+        for name, fn in calls.items():
+            t = timeit.timeit(fn, number=number) / number
+            best[name] = min(best.get(name, t), t)
+    return best
 
 
 class Timed:

@@ -14,7 +14,6 @@ operation.  numpy has no truncated normal: that row is held to numpy's plain
 normal.
 """
 
-import timeit
 
 import numpy as np
 
@@ -88,14 +87,8 @@ LIMIT = 1.5  # Generator per-call time at most 1.5x numpy's
 
 def _interleaved(calls, repeats):
     """{name: Timed} for zero-argument callables timed loop by loop in turn."""
-    best = {}
-    for fn in calls.values():
-        fn()
-    for _ in range(repeats):
-        for name, fn in calls.items():
-            t = timeit.timeit(fn, number=CALLS)
-            best[name] = min(best.get(name, t), t)
-    return {name: H.Timed(t / CALLS, repeats * CALLS) for name, t in best.items()}
+    return {name: H.Timed(t, repeats * CALLS)
+            for name, t in H.interleaved(calls, repeats, CALLS).items()}
 
 
 def peers_for(draw, repeats):
