@@ -58,7 +58,7 @@ from torch._library import autograd as _autograd
 
 from ..engines import Philox
 from ..generator import Generator, _give_back
-from . import graph_state
+from . import graph_state, triton_ops  # noqa: F401  (triton_ops: its operators defined)
 from ._common import generator_or_default, host_tensor
 
 NAMESPACE = "ascend_rand"
@@ -379,7 +379,7 @@ def _checked_runner(call, size):
 def _draw_impl(state, call, size):
     size = tuple(size)
     if not state.is_cpu:
-        return _draw_from_device_state(state, parse_call(call), size)
+        return _draw_from_device_state(state, parse_call(call), size, call)
     engine, scratch = _engine_of(state, "ascend_rand::draw")
     run = _checked_runner(call, size)
     if scratch:
@@ -421,19 +421,31 @@ def _plan_of(parsed, size):
                        params.get("method", "ziggurat"))
 
 
-def _draw_from_device_state(state, parsed, size):
-    """A draw from a device state (graph-safe mode): the Triton kernels' state form, the
-    draw reading (seed, offset) on the device and a second launch advancing it."""
-    _check_state(state, "ascend_rand::draw")
+def _device_plan(parsed, size):
+    """The plan of a draw from a device state; ValueError for a draw not made so."""
     if parsed.name not in METHODS:
         raise ValueError(f"ascend_rand::draw: {parsed.name!r} draws are not made from a "
                          f"device state; in graph-safe mode the operator draws "
                          f"{', '.join(METHODS)}")
-    plan = _plan_of(parsed, size)
+    return _plan_of(parsed, size)
+
+
+def _draw_from_device_state(state, parsed, size, call=None):
+    """A draw from a device state (graph-safe mode): the Triton kernels' state form, the
+    draw reading (seed, offset) on the device and a second launch advancing it; compiled
+    kernels through the triton_op ``ascend_rand::triton_fill_from_state`` (triton_ops.py:
+    the launches visible to a functionalizing trace), interpreted ones directly."""
+    _check_state(state, "ascend_rand::draw")
+    plan = _device_plan(parsed, size)
     table, interpreted = _device_table(state.device)
-    out = torch.empty(size, dtype=parsed.dtype, device=state.device)
-    with _kernel_mode(interpreted):
-        table.fill_from_state(plan, out, state)
+    if not interpreted:
+        if call is None:
+            call = call_text(parsed.name, parsed.dtype, parsed.device, **parsed.params)
+        out = torch.ops.ascend_rand.triton_fill_from_state(state, call, list(size))
+    else:
+        out = torch.empty(size, dtype=parsed.dtype, device=state.device)
+        with _kernel_mode(interpreted):
+            table.fill_from_state(plan, out, state)
     return out if parsed.device == out.device else out.to(parsed.device)
 
 
@@ -485,6 +497,8 @@ def _dropout_from_device_state(x, state, p, keep_mask):
     from ..backend.triton_kernels import dropout as fused
 
     _, interpreted = _device_table(state.device)
+    if not interpreted:  # (triton_ops.py: the launches visible to a functionalizing trace)
+        return torch.ops.ascend_rand.triton_dropout_forward(x, state, p, keep_mask)
     with _kernel_mode(interpreted):
         y, mask, drawn_at = fused.forward_from_state(x, state, p, keep_mask)
     return y, mask, drawn_at
@@ -503,13 +517,28 @@ def _dropout_fake(x, state, p, keep_mask):
 
 
 def _backward_impl(grad, mask, p):
-    return _dropout_module().backward_from_mask(grad, mask, p)
+    D = _dropout_module()
+    if not grad.is_cpu and p != 1.0:
+        # fused where the eager backward would run fused (D._fused_for: the device path's
+        # rule, float64 on an NPU excepted); compiled kernels through the triton_op
+        D.float_dtype_name(grad, "grad", "dropout backward")
+        D._check_mask(mask, grad.numel(), grad, "dropout backward")
+        fused = D._fused_for(grad, D.mask_plan(grad.numel(), p))
+        if fused is not None and not _launch().interpreting(fused.dropout_kernel):
+            return torch.ops.ascend_rand.triton_dropout_backward(grad, mask, p)
+    return D.backward_from_mask(grad, mask, p)
+
+
+def _launch():
+    return importlib.import_module("ascend_rand.backend.triton_kernels.launch")
 
 
 def _regenerate_backward_impl(grad, drawn_at, p):
     if not drawn_at.is_cpu:
         from ..backend.triton_kernels import dropout as fused
         _, interpreted = _device_table(drawn_at.device)
+        if not interpreted:
+            return torch.ops.ascend_rand.triton_dropout_regenerate_backward(grad, drawn_at, p)
         with _kernel_mode(interpreted):
             return fused.backward_regenerate_at(grad, drawn_at, p)
     key, counter = _stream_of(drawn_at)
