@@ -224,7 +224,10 @@ def test_a_failed_regenerating_dropout_gives_its_offset_back(monkeypatch):
     def fail(*args, **kwargs):
         raise MemoryError("no memory for the mask")
 
+    # The forward's mask: drawn by the host kernels for a CPU x (_host_mask), by the
+    # Generator's backend elsewhere (_regenerate_mask); either failing gives the offset back.
     monkeypatch.setattr(module, "_regenerate_mask", fail)
+    monkeypatch.setattr(module, "_host_mask", fail)
     with pytest.raises(MemoryError):
         dropout(torch.ones(10), 0.5, generator=g, mode="regenerate")
     assert g.offset == 0
