@@ -39,7 +39,9 @@ python3 -m venv .venv-oldest
 
 pkg=$(mktemp -d)
 trap 'rm -rf "$pkg"' EXIT
-installed=$("$python" -c "import ascend_rand, os; print(os.path.dirname(ascend_rand.__file__))")
+# -P: the installed package, not the checkout in the working directory (a clean clone has no
+# built extension there)
+installed=$("$python" -P -c "import ascend_rand, os; print(os.path.dirname(ascend_rand.__file__))")
 cp -rL "$installed" "$pkg/ascend_rand"
 find "$pkg" -name __pycache__ -prune -exec rm -rf {} +
 
