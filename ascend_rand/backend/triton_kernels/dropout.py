@@ -131,7 +131,7 @@ def dropout_kernel(out_ptr, in_ptr, mask_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr
     if key_lo.dtype.is_ptr():
         if key_hi.dtype.is_ptr():
             w = tl.arange(0, 4)
-            tl.store(key_hi + w, tl.load(key_lo + w), mask=(w < 4) & (tl.program_id(0) == 0))
+            tl.store(key_hi + w, tl.load(key_lo + w), mask=w + 4 * tl.program_id(0) < 4)
     tm1 = word(t_minus_1, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(nbytes, BLOCK), tl.num_programs(0)):
