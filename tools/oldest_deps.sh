@@ -57,8 +57,13 @@ print("ascend_rand", ascend_rand.__file__, "numpy", numpy.__version__, "ml_dtype
 EOF
 
 # -p no:cacheprovider: the run leaves nothing in the checkout.
+# TensorFlow is not in this environment (tensorflow-cpu's pins want a newer numpy), and in CI
+# (CI set) a missing peer fails its test rather than skipping it: the one test that asks
+# TensorFlow to regenerate tests/data/stream_kat.json runs in the main suite only.  The
+# file's words themselves are compared here (test_stream_kat), which is what this step is for.
 PYTHONPATH="$pkg" .venv-oldest/bin/python -P -m pytest -q -p no:cacheprovider \
-  tests/test_known_answers.py tests/test_conversions.py
+  tests/test_known_answers.py tests/test_conversions.py \
+  --deselect tests/test_known_answers.py::test_stream_kat_regenerates_from_tensorflow
 PYTHONPATH="$pkg" .venv-oldest/bin/python -P -m pytest -q -p no:cacheprovider \
   tests/test_normal.py tests/test_truncated_normal.py tests/test_init_rules.py \
   tests/test_backends_agree.py tests/test_numeric_edges.py -k "float16 or bfloat16 or 16"
