@@ -12,12 +12,10 @@ small draw costs little more than the kernel call.
 
 from . import engines
 from .backend import resolve as resolve_backend
-from .distributions.cache import PLANS as _PLANS, bound_to_out, cache_key, cached, plan_get
-from .distributions.bernoulli import plan_bernoulli, plan_dropout_mask
-from .distributions.normal import plan_normal, plan_truncated_normal
+from .distributions import dispatch as _d
 from .distributions.permutation import plan_choice, plan_permutation, plan_shuffle
-from .distributions.uniform import plan_integers, plan_raw, plan_uniform
 from .engines import Engine
+
 
 def _no_shortcut(plan):
     return None
@@ -55,8 +53,8 @@ class Generator:
     def __init__(self, seed=None, engine="philox", backend="auto", streams=1, device=None):
         self._backend = resolve_backend(backend).on(device)
         self._engine = _engine_for(seed, engine, streams, _engine_backend(self._backend))
-        # The backend's one-call path for this engine (None: it declines every plan).
-        self._small = self._backend.small_draw(self._engine) or _no_shortcut
+        # The backend's one-call draw for this engine (None: it declines every plan).
+        self._small_draw = self._backend.small_draw(self._engine) or _no_shortcut
 
     def __reduce__(self):
         device = None if self._backend.device == "cpu" else self._backend.device
@@ -187,8 +185,9 @@ class Generator:
             self._engine.reserve(plan, self._backend)
 
     # -- draws -------------------------------------------------------------------------------
-    # Each method looks its plan up first (``plan_get``: only keys of exact-typed
-    # arguments), builds it on a miss, then tries the backend's shortcut.
+    # Each method names its plan builder and calls the one dispatch helper
+    # (distributions/dispatch.py): the cached plan, the backend's one-call draw, else
+    # ``_draw``.
 
     def raw(self, size=None, dtype="uint32", out=None):
         """Stream words: uint32 word i, or uint64 (word 2i << 32) | word 2i+1.
@@ -202,15 +201,8 @@ class Generator:
         >>> [hex(w) for w in ar.Generator(0).raw(2, dtype="uint64").tolist()]
         ['0x6627e8d5e169c58d', '0xbc57ac4c9b00dbd8']
         """
-        if out is None:
-            plan = plan_get(_PLANS, ("raw", size, dtype))
-            if plan is None:
-                plan = cached(cache_key("raw", size, (dtype,)), lambda: plan_raw(size, dtype))
-        else:
-            plan = bound_to_out(cache_key("raw", size, (dtype,)), out, self._backend,
-                                lambda: plan_raw(size, dtype, out, self._backend))
-        result = self._small(plan)
-        return self._draw(plan) if result is None else result
+        return _d.draw(("raw", size, dtype), _d.build_raw, out, self._backend,
+                       self._small_draw, self._draw)
 
     def random(self, size=None, dtype="float32", out=None):
         """Uniform [0, 1) in float32/float16/bfloat16/float64 (mantissa fill, docs/spec.md 3).
@@ -221,17 +213,8 @@ class Generator:
         >>> ar.Generator(42).random(2, dtype="float64").tolist()
         [0.6836733518471891, 0.9571965607276434]
         """
-        if out is None:
-            plan = plan_get(_PLANS, ("random", size, dtype))
-            if plan is None:
-                plan = cached(cache_key("random", size, (dtype,)),
-                              lambda: plan_uniform(size, dtype, 0.0, 1.0, what="random"))
-        else:
-            plan = bound_to_out(cache_key("random", size, (dtype,)), out, self._backend,
-                                lambda: plan_uniform(size, dtype, 0.0, 1.0, out, self._backend,
-                                                     "random"))
-        result = self._small(plan)
-        return self._draw(plan) if result is None else result
+        return _d.draw(("random", size, dtype), _d.build_random, out, self._backend,
+                       self._small_draw, self._draw)
 
     def uniform(self, low=0.0, high=1.0, size=None, dtype="float32", out=None):
         """Uniform [low, high) as fl(fl(x * fl(high - low)) + low) in ``dtype``.
@@ -242,17 +225,8 @@ class Generator:
         >>> ar.Generator(42).uniform(-1.0, 1.0, size=4).tolist()
         [0.6709182262420654, 0.832594633102417, -0.01070094108581543, 0.042226552963256836]
         """
-        if out is None:
-            plan = plan_get(_PLANS, ("uniform", size, dtype, low, high))
-            if plan is None:
-                plan = cached(cache_key("uniform", size, (dtype, low, high)),
-                              lambda: plan_uniform(size, dtype, low, high))
-        else:
-            plan = bound_to_out(cache_key("uniform", size, (dtype, low, high)), out,
-                                self._backend,
-                                lambda: plan_uniform(size, dtype, low, high, out, self._backend))
-        result = self._small(plan)
-        return self._draw(plan) if result is None else result
+        return _d.draw(("uniform", size, dtype, low, high), _d.build_uniform, out,
+                       self._backend, self._small_draw, self._draw)
 
     def integers(self, low, high=None, size=None, dtype="int64", endpoint=False, out=None):
         """Integers in [low, high) (``endpoint=True``: [low, high]); ``high=None``: [0, low).
@@ -265,21 +239,10 @@ class Generator:
         >>> ar.Generator(42).integers(1, 6, size=8, endpoint=True, dtype="uint8").tolist()
         [4, 1, 6, 4, 5, 4, 5, 4]
         """
-        if out is None and type(endpoint) is bool:
-            key = ("integers", size, dtype, low, high, int(endpoint))
-            plan = (plan_get(_PLANS, key) if type(low) is int
-                    and (high is None or type(high) is int) else None)  # no floats
-            if plan is None:
-                plan = cached(cache_key("integers", size, key[2:], (int,)),
-                              lambda: plan_integers(size, dtype, low, high, endpoint))
-        else:
-            key = (cache_key("integers", size, (dtype, low, high, int(endpoint)), (int,))
-                   if type(endpoint) is bool else None)
-            plan = bound_to_out(key, out, self._backend,
-                                lambda: plan_integers(size, dtype, low, high, endpoint, out,
-                                                      self._backend))
-        result = self._small(plan)
-        return self._draw(plan) if result is None else result
+        return _d.draw(("integers", size, dtype, low, high, _d.flag_key(endpoint)),
+                       _d.build_integers, out, self._backend, self._small_draw, self._draw, (),
+                       type(endpoint) is bool and type(low) is int
+                       and (high is None or type(high) is int))  # floats equal ints as keys
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype="float32", method="ziggurat", out=None):
         """Normal(loc, scale): fl(fl(z * scale) + loc), z by "ziggurat" or "box_muller".
@@ -293,19 +256,8 @@ class Generator:
         >>> ar.Generator(42).normal(size=3, method="box_muller").tolist()
         [-0.3010156750679016, 0.5185916423797607, -0.1569400578737259]
         """
-        if out is None:
-            key = ("normal", size, dtype, loc, scale, method)
-            plan = plan_get(_PLANS, key)
-            if plan is None:
-                plan = cached(cache_key("normal", size, key[2:]),
-                              lambda: plan_normal(size, dtype, loc, scale, method))
-        else:
-            plan = bound_to_out(cache_key("normal", size, (dtype, loc, scale, method)), out,
-                                self._backend,
-                                lambda: plan_normal(size, dtype, loc, scale, method, out,
-                                                    self._backend))
-        result = self._small(plan)
-        return self._draw(plan) if result is None else result
+        return _d.draw(("normal", size, dtype, loc, scale, method), _d.build_normal, out,
+                       self._backend, self._small_draw, self._draw)
 
     def standard_normal(self, size=None, dtype="float32", method="ziggurat", out=None):
         """Normal(0, 1); see ``normal``.
@@ -316,20 +268,8 @@ class Generator:
         >>> ar.Generator(42).standard_normal(3).tolist() == ar.Generator(42).normal(size=3).tolist()
         True
         """
-        if out is None:
-            key = ("standard_normal", size, dtype, method)
-            plan = plan_get(_PLANS, key)
-            if plan is None:
-                plan = cached(cache_key("standard_normal", size, key[2:]),
-                              lambda: plan_normal(size, dtype, 0.0, 1.0, method,
-                                                  what="standard_normal"))
-        else:
-            plan = bound_to_out(cache_key("standard_normal", size, (dtype, method)), out,
-                                self._backend,
-                                lambda: plan_normal(size, dtype, 0.0, 1.0, method, out,
-                                                    self._backend, "standard_normal"))
-        result = self._small(plan)
-        return self._draw(plan) if result is None else result
+        return _d.draw(("standard_normal", size, dtype, method), _d.build_standard_normal,
+                       out, self._backend, self._small_draw, self._draw)
 
     def truncated_normal(self, loc=0.0, scale=1.0, a=-2.0, b=2.0, size=None, dtype="float32",
                          out=None):
@@ -346,19 +286,9 @@ class Generator:
         >>> x[:3].tolist()
         [0.8653137683868408, -0.9716281294822693, 0.09022076427936554]
         """
-        if out is None:
-            key = ("truncated_normal", size, dtype, loc, scale, a, b)
-            plan = plan_get(_PLANS, key)
-            if plan is None:
-                plan = cached(cache_key("truncated_normal", size, key[2:]),
-                              lambda: plan_truncated_normal(size, dtype, loc, scale, a, b))
-        else:
-            plan = bound_to_out(cache_key("truncated_normal", size, (dtype, loc, scale, a, b)),
-                                out, self._backend,
-                                lambda: plan_truncated_normal(size, dtype, loc, scale, a, b, out,
-                                                              self._backend))
-        result = self._small(plan)
-        return self._draw(plan) if result is None else result
+        return _d.draw(("truncated_normal", size, dtype, loc, scale, a, b),
+                       _d.build_truncated_normal, out, self._backend, self._small_draw,
+                       self._draw)
 
     # -- Bernoulli bits, dropout masks, permutations (docs/spec.md sections 4 and 4A) ----------
 
@@ -376,19 +306,8 @@ class Generator:
         >>> ar.Generator(42).bernoulli(0.5, size=8, packed=True).tolist()
         [174, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
         """
-        if out is None and type(packed) is bool:
-            key = ("bernoulli", size, p, int(packed))
-            plan = plan_get(_PLANS, key)
-            if plan is None:
-                plan = cached(cache_key("bernoulli", size, key[2:]),
-                              lambda: plan_bernoulli(p, size, packed))
-        else:
-            key = (cache_key("bernoulli", size, (p, int(packed))) if type(packed) is bool
-                   else None)
-            plan = bound_to_out(key, out, self._backend,
-                                lambda: plan_bernoulli(p, size, packed, out, self._backend))
-        result = self._small(plan)
-        return self._draw(plan) if result is None else result
+        return _d.draw(("bernoulli", size, p, _d.flag_key(packed)), _d.build_bernoulli, out,
+                       self._backend, self._small_draw, self._draw, (), type(packed) is bool)
 
     def dropout_mask(self, size, p_drop, *, out=None):
         """The packed keep mask of Ascend's StatelessDropOutGenMask(size, 1 - p_drop).
@@ -403,16 +322,8 @@ class Generator:
         >>> ar.unpack_mask(mask, 8).astype(int).tolist()
         [0, 1, 1, 1, 0, 1, 0, 1]
         """
-        if out is None:
-            plan = plan_get(_PLANS, ("dropout_mask", size, p_drop))
-            if plan is None:
-                plan = cached(cache_key("dropout_mask", size, (p_drop,)),
-                              lambda: plan_dropout_mask(size, p_drop))
-        else:
-            plan = bound_to_out(cache_key("dropout_mask", size, (p_drop,)), out, self._backend,
-                                lambda: plan_dropout_mask(size, p_drop, out, self._backend))
-        result = self._small(plan)
-        return self._draw(plan) if result is None else result
+        return _d.draw(("dropout_mask", size, p_drop), _d.build_dropout_mask, out,
+                       self._backend, self._small_draw, self._draw)
 
     def permutation(self, x):
         """An int n: a random permutation of range(n) (int64).  An array: a
@@ -425,11 +336,8 @@ class Generator:
         ['b', 'd', 'a', 'c']
         """
         if type(x) is int:
-            plan = _PLANS.get(("permutation", x))
-            if plan is None:
-                plan = cached(("permutation", x), lambda: plan_permutation(x))
-            result = self._small(plan)
-            return self._draw(plan) if result is None else result
+            return _d.draw(("permutation", x), _d.build_permutation, None, self._backend,
+                             self._small_draw, self._draw)
         return self._draw(plan_permutation(x))
 
     def shuffle(self, x):
@@ -492,4 +400,4 @@ def _restore(engine, backend, device=None):
 
 def _engine_backend(backend):
     """The host backend an engine made for ``backend`` runs its own kernels on."""
-    return backend.name if backend.name in ("native", "numpy") else "auto"
+    return backend.name if backend.host else "auto"

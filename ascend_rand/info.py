@@ -41,9 +41,9 @@ def simd_levels():
     >>> level is None or level in levels
     True
     """
-    from .backend import native
+    from . import _extension
 
-    module = native._native
+    module = _extension.module
     if module is None:
         return None, []
     return module.build_info()["simd"], list(module.simd_levels())

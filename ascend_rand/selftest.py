@@ -28,6 +28,7 @@ import numpy as np
 
 from . import Generator, backends, demo
 from ._console import progress, rich_console
+from .backend import resolve as resolve_backend
 from .backend.torch import as_numpy
 
 # (method, positional arguments, keyword arguments): drawn with Generator(CASE_SEED)
@@ -173,7 +174,7 @@ def run(show_progress=True):
     is shown on stderr when ``show_progress`` and stderr is a terminal.
     """
     names = available_backends()
-    host = [n for n in names if n in ("native", "numpy")]
+    host = [n for n in names if resolve_backend(n).host]  # NumPy results
     groups = (
         ("known answers", lambda r: demo.known_answers(r, names)),
         ("known answers", lambda r: demo.tensorflow_layout(r, names, None, live=False)),

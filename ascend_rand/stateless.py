@@ -13,14 +13,10 @@ key, the distribution's required parameters, counter, its optional ones.
 True
 """
 
-from . import _validate
-from .backend import native as _native_backend
+from . import _extension, _validate
 from .backend import resolve as resolve_backend
-from .distributions.bernoulli import plan_bernoulli, plan_dropout_mask
-from .distributions.cache import PLANS as _PLANS, bound_to_out, cache_key, cached, plan_get
-from .distributions.normal import plan_normal, plan_truncated_normal
+from .distributions import dispatch as _d
 from .distributions.permutation import plan_choice, plan_permutation, plan_shuffle
-from .distributions.uniform import plan_integers, plan_raw, plan_uniform
 
 _U64 = 1 << 64
 _ORIGIN = (0, 0)  # the default counter
@@ -37,42 +33,31 @@ def _stream(key, counter):
     return key, counter
 
 
-def _shortcut(plan, key, counter, backend):
-    """The native core's one-call draw of a cached plan (it checks key and counter
-    itself), or None: then the caller checks and runs the general path."""
-    if backend == "auto" or backend == "native":  # auto: native wherever it is available
-        native = _native_backend._native
-        if native is not None:
-            return native.stateless_draw(key, counter, plan)
+# backend name -> (the extension it was asked under, its one-call stateless draw or None):
+# asked of the backend once (``Backend.stateless_small_draw``), again if the extension
+# changes (a test that hides it).
+_SHORTCUTS = {}
+
+
+def _shortcut_of(name):
+    try:
+        shortcut = resolve_backend(name).stateless_small_draw()
+    except Exception:  # an unknown or unavailable backend: the general path says why
+        return None
+    _SHORTCUTS[name] = (_extension.module, shortcut)
+    return shortcut
+
+
+def _small(plan, key, counter, backend, device):
+    """The backend's one-call draw (it checks key and counter itself), or None: then
+    the general path checks them and runs."""
+    if device is None and type(backend) is str:
+        entry = _SHORTCUTS.get(backend)
+        shortcut = (entry[1] if entry is not None and entry[0] is _extension.module
+                    else _shortcut_of(backend))
+        if shortcut is not None:
+            return shortcut(key, counter, plan)
     return None
-
-
-def _run(name, args, build, size, key, counter, backend, device, out, cacheable=True):
-    """The plan (cached for plain arguments) run on (key, counter).
-
-    ``cacheable=False``: arguments whose plan must not be looked up (integers
-    given floats, which equal ints as keys).
-    """
-    if out is None:
-        plan = plan_get(_PLANS, (name, size) + args) if cacheable else None
-        if plan is not None:
-            if plan.fast and device is None:
-                result = _shortcut(plan, key, counter, backend)
-                if result is not None:
-                    return result
-        else:
-            plan = cached(cache_key(name, size, args, (int, float) if cacheable else (int,)),
-                          lambda: build(size, args, None, None))
-    else:
-        b = _backend(backend, device)
-        plan = bound_to_out(cache_key(name, size, args, (int, float) if cacheable else (int,)),
-                            out, b, lambda: build(size, args, out, b))
-    return _general(plan, key, counter, backend, device)
-
-
-def _backend(backend, device):
-    b = resolve_backend(backend)
-    return b if device is None else b.on(device)
 
 
 def _general(plan, key, counter, backend, device):
@@ -81,33 +66,16 @@ def _general(plan, key, counter, backend, device):
     return b.run(plan, key, counter)
 
 
-# Plan builders of (size, args, out, backend), made once (not a closure per call).
-def _raw_plan(size, args, out, b):
-    return plan_raw(size, args[0], out, b)
+def _backend(backend, device):
+    b = resolve_backend(backend)
+    return b if device is None else b.on(device)
 
 
-def _uniform_plan(size, args, out, b):
-    return plan_uniform(size, args[0], args[1], args[2], out, b)
-
-
-def _normal_plan(size, args, out, b):
-    return plan_normal(size, args[0], args[1], args[2], args[3], out, b)
-
-
-def _truncated_plan(size, args, out, b):
-    return plan_truncated_normal(size, args[0], args[1], args[2], args[3], args[4], out, b)
-
-
-def _integers_plan(size, args, out, b):
-    return plan_integers(size, args[0], args[1], args[2], bool(args[3]), out, b)
-
-
-def _bernoulli_plan(size, args, out, b):
-    return plan_bernoulli(args[0], size, bool(args[1]), out, b)
-
-
-def _dropout_plan(size, args, out, b):
-    return plan_dropout_mask(size, args[0], out, b)
+def _run(key, build, stream, out, cacheable=True):
+    """The draw ``key`` = (name, size, *args) from ``stream`` = (key, counter, backend,
+    device), through the one dispatch helper (distributions/dispatch.py)."""
+    b = None if out is None else _backend(stream[2], stream[3])
+    return _d.draw(key, build, out, b, _small, _general, stream, cacheable)
 
 
 def raw(size, key, counter=_ORIGIN, dtype="uint32", *, backend="auto", device=None, out=None):
@@ -124,7 +92,7 @@ def raw(size, key, counter=_ORIGIN, dtype="uint32", *, backend="auto", device=No
     >>> hex(int(ar.stateless.raw(None, key=0, dtype="uint64")))
     '0x6627e8d5e169c58d'
     """
-    return _run("raw", (dtype,), _raw_plan, size, key, counter, backend, device, out)
+    return _run(("raw", size, dtype), _d.build_raw, (key, counter, backend, device), out)
 
 
 def uniform(size, key, counter=_ORIGIN, low=0.0, high=1.0, dtype="float32", *,
@@ -143,8 +111,8 @@ def uniform(size, key, counter=_ORIGIN, low=0.0, high=1.0, dtype="float32", *,
     >>> ar.stateless.uniform(3, key=42, low=5.0, high=6.0, dtype="float64").tolist()
     [5.683673351847189, 5.957196560727644, 5.695594145835286]
     """
-    return _run("uniform", (dtype, low, high), _uniform_plan, size, key, counter, backend, device,
-                out)
+    return _run(("uniform", size, dtype, low, high), _d.build_uniform,
+                (key, counter, backend, device), out)
 
 
 def integers(size, key, low, high=None, counter=_ORIGIN, dtype="int64", *, endpoint=False,
@@ -159,11 +127,10 @@ def integers(size, key, low, high=None, counter=_ORIGIN, dtype="int64", *, endpo
     >>> ar.stateless.integers(4, key=42, low=6, dtype="uint8", endpoint=True).tolist()
     [4, 0, 6, 3]
     """
-    if type(endpoint) is not bool:
-        plan = plan_integers(size, dtype, low, high, endpoint, out, _backend(backend, device))
-        return _general(plan, key, counter, backend, device)
-    return _run("integers", (dtype, low, high, int(endpoint)), _integers_plan, size, key, counter,
-                backend, device, out, type(low) is int and (high is None or type(high) is int))
+    return _run(("integers", size, dtype, low, high, _d.flag_key(endpoint)), _d.build_integers,
+                (key, counter, backend, device), out,
+                type(endpoint) is bool and type(low) is int
+                and (high is None or type(high) is int))  # floats equal ints as keys
 
 
 def normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, dtype="float32", method="ziggurat", *,
@@ -179,8 +146,8 @@ def normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, dtype="float32", meth
     >>> round(float(x.mean()), 1), round(float(x.std()), 1)
     (3.0, 2.0)
     """
-    return _run("normal", (dtype, loc, scale, method), _normal_plan, size, key, counter, backend,
-                device, out)
+    return _run(("normal", size, dtype, loc, scale, method), _d.build_normal,
+                (key, counter, backend, device), out)
 
 
 def truncated_normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, a=-2.0, b=2.0,
@@ -194,8 +161,8 @@ def truncated_normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, a=-2.0, b=2
     >>> bool(x.min() >= 0.0)
     True
     """
-    return _run("truncated_normal", (dtype, loc, scale, a, b), _truncated_plan, size, key,
-                counter, backend, device, out)
+    return _run(("truncated_normal", size, dtype, loc, scale, a, b), _d.build_truncated_normal,
+                (key, counter, backend, device), out)
 
 
 def bernoulli(size, key, p, counter=_ORIGIN, packed=False, *, backend="auto", device=None, out=None):
@@ -209,11 +176,8 @@ def bernoulli(size, key, p, counter=_ORIGIN, packed=False, *, backend="auto", de
     >>> ar.stateless.bernoulli(10, key=42, p=0.3, packed=True)[:2].tolist()
     [4, 0]
     """
-    if type(packed) is not bool:
-        plan = plan_bernoulli(p, size, packed, out, _backend(backend, device))
-        return _general(plan, key, counter, backend, device)
-    return _run("bernoulli", (p, int(packed)), _bernoulli_plan, size, key, counter, backend,
-                device, out)
+    return _run(("bernoulli", size, p, _d.flag_key(packed)), _d.build_bernoulli,
+                (key, counter, backend, device), out, type(packed) is bool)
 
 
 def dropout_mask(size, key, p_drop, counter=_ORIGIN, *, backend="auto", device=None, out=None):
@@ -230,7 +194,8 @@ def dropout_mask(size, key, p_drop, counter=_ORIGIN, *, backend="auto", device=N
     >>> int(ar.unpack_mask(m, 200).sum())  # kept, of 200
     179
     """
-    return _run("dropout_mask", (p_drop,), _dropout_plan, size, key, counter, backend, device, out)
+    return _run(("dropout_mask", size, p_drop), _d.build_dropout_mask,
+                (key, counter, backend, device), out)
 
 
 def permutation(x, key, counter=_ORIGIN, *, backend="auto", device=None):
@@ -243,14 +208,8 @@ def permutation(x, key, counter=_ORIGIN, *, backend="auto", device=None):
     [[3, 4], [1, 2], [5, 6]]
     """
     if type(x) is int:
-        plan = plan_get(_PLANS, ("permutation", x))
-        if plan is None:
-            plan = cached(("permutation", x), lambda: plan_permutation(x))
-        elif plan.fast and device is None:
-            result = _shortcut(plan, key, counter, backend)
-            if result is not None:
-                return result
-        return _general(plan, key, counter, backend, device)
+        return _run(("permutation", x), _d.build_permutation, (key, counter, backend, device),
+                    None)
     return _general(plan_permutation(x), key, counter, backend, device)
 
 

@@ -32,8 +32,7 @@ import sys
 
 import numpy as np
 
-from . import _validate
-from .engines import MT19937, Philox
+from . import _validate, engines
 from .generator import Generator
 
 DISTS = ("raw", "uniform", "normal", "mask")
@@ -117,7 +116,7 @@ def chunks(engine="philox", dist="raw", seed=0, layout="stream", streams=1):
         return _offsets(seed)
     if layout == "seeds":
         return _seeds()
-    eng = Philox(seed) if engine == "philox" else MT19937(seed, streams=streams)
+    eng = engines.by_name(engine).create(seed, streams=streams)
     if dist == "raw":
         return _raw(eng)
     generator = Generator(engine=eng)

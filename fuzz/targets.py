@@ -176,19 +176,19 @@ def _after_state(gen, j):
 
 
 def _plan(j):
-    """A fake plan whose ``fast`` form (dtype, shape, scalar, kernel, words, params) is junk."""
+    """A fake plan whose ``native_form`` (dtype, shape, scalar, kernel, words, params) is junk."""
 
     class Plan:
         pass
 
     plan = Plan()
     if j.small(6) == 0:
-        plan.fast = j.value()
+        plan.native_form = j.value()
         return plan
     params = tuple(j.pick([j.integer(), j.number(), j.chance(), j.small(4)])
                    for _ in range(j.small(11)))
     shape = tuple(j.small(9) for _ in range(j.small(3))) if j.small(6) else j.size()
-    plan.fast = (j.dtype() if j.small(3) == 0 else j.pick(
+    plan.native_form = (j.dtype() if j.small(3) == 0 else j.pick(
                      [np.uint32, np.uint64, np.float32, np.float64, np.float16, np.int8, np.int64,
                       np.uint8, np.bool_, object]),
                  shape, j.chance(), j.small(9) if j.small(5) else j.integer(), j.small(64), params)
@@ -197,7 +197,7 @@ def _plan(j):
         plan.out = j.out()
     elif k == 2 and type(shape) is tuple and math.prod(shape) <= 1 << 16:
         try:
-            plan.out = np.zeros(shape, dtype=plan.fast[0])
+            plan.out = np.zeros(shape, dtype=plan.native_form[0])
         except (TypeError, ValueError):
             plan.out = None
     elif k == 3:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import ascend_rand
-from ascend_rand.backend import native as native_backend
+from ascend_rand import _extension
 
 DATA = Path(__file__).parent / "data"
 # Shared reference modules (tests/data/*.py) import by name in every test file;
@@ -249,12 +249,13 @@ def restore_threads():
 
 @pytest.fixture
 def no_native(monkeypatch):
-    """Pretend the extension failed to import (what backend/native.py does on ImportError)."""
-    monkeypatch.setattr(native_backend, "_native", None)
-    monkeypatch.setattr(native_backend, "_import_error", "ImportError: simulated by the test suite")
+    """Pretend the extension failed to import (what ascend_rand/_extension.py does on
+    ImportError)."""
+    monkeypatch.setattr(_extension, "module", None)
+    monkeypatch.setattr(_extension, "import_error", "ImportError: simulated by the test suite")
     # A build-error note, if one exists in the tree, would take precedence; the
     # reason text is then about the build instead.  Tests read whichever it is.
-    return native_backend
+    return _extension
 
 
 @pytest.fixture(scope="session")

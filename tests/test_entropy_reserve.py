@@ -12,14 +12,14 @@ import random
 
 import pytest
 
-from ascend_rand.backend import native as native_backend
+from ascend_rand import _extension
 from ascend_rand.entropy import pool as pool_mod
 from ascend_rand.entropy import reserve as reserve_mod
 from ascend_rand.entropy.pool import EntropyPool
 
 import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
 
-NATIVE = native_backend._native
+NATIVE = _extension.module
 needs_native = peers.needs_native  # skipped without the core, an error in CI
 
 

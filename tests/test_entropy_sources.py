@@ -19,7 +19,7 @@ import types
 import numpy as np
 import pytest
 
-from ascend_rand.backend import native as native_backend
+from ascend_rand import _extension
 from ascend_rand.entropy.errors import EntropyError
 from ascend_rand.entropy.health import samples_from_bytes
 
@@ -27,7 +27,7 @@ import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
 
 src = importlib.import_module("ascend_rand.entropy.sources")  # (the package exports sources())
 
-NATIVE = native_backend._native
+NATIVE = _extension.module
 HAS_HW_API = NATIVE is not None and hasattr(NATIVE, "hw_entropy_available")
 needs_native = pytest.mark.skipif(not HAS_HW_API, reason="native core with hardware entropy "
                                   "support is not importable")
@@ -286,7 +286,7 @@ def test_hardware_failure_surfaces_as_source_error_naming_the_source(monkeypatch
                                       "rdseed_retries": 1024, "rdrand_retries": 10,
                                       "rndrrs_retries": 1024},
         rdseed64=rdseed64)
-    monkeypatch.setattr(native_backend, "_native", fake)
+    monkeypatch.setattr(_extension, "module", fake)
     with pytest.raises(src.SourceError, match="^rdseed: no random value after 3 tries") as info:
         src.RdseedSource(max_retries=3).read(16)
     assert info.value.source == "rdseed" and isinstance(info.value, EntropyError)
@@ -416,7 +416,7 @@ def test_rdseed_bytes_are_the_little_endian_words_the_pool_cuts(monkeypatch):
         out[:] = words
 
     fake = types.SimpleNamespace(hw_entropy_available=NATIVE.hw_entropy_available, rdseed64=fill)
-    monkeypatch.setattr(native_backend, "_native", fake)
+    monkeypatch.setattr(_extension, "module", fake)
     data = src.RdseedSource().read(16)
     assert data[:8] == bytes([8, 7, 6, 5, 4, 3, 2, 1])
     assert samples_from_bytes(data, 64).tolist() == [0x0102030405060708, 2**64 - 2]
@@ -505,7 +505,7 @@ def test_without_native_core_cpu_sources_are_absent(no_native):
 
 
 def test_an_old_native_core_without_entropy_support_is_reported(monkeypatch):
-    monkeypatch.setattr(native_backend, "_native", types.SimpleNamespace())
+    monkeypatch.setattr(_extension, "module", types.SimpleNamespace())
     reason = src.sources()["rdseed"]["reason"]
     assert reason == ("the installed native core predates hardware entropy support "
                       "(rebuild ascend_rand)")

@@ -1,7 +1,7 @@
 """Regression tests for what fuzz/fuzz_native.py and tools/sanitize.sh found.
 
 1. The small-draw functions ``_native.stateless_draw`` / ``philox_draw`` allocated the
-   output in the dtype a plan's ``fast`` form named and ran the kernel its code named,
+   output in the dtype a plan's ``native_form`` named and ran the kernel its code named,
    without checking that the two fit: a hand-made plan with an int8 dtype and the
    permutation kernel wrote 8 bytes per 1-byte element (a heap overflow AddressSanitizer
    reported), and an object dtype with the raw-words kernel wrote random bits over
@@ -46,21 +46,21 @@ from array import array
 import numpy as np
 import pytest
 
-from ascend_rand.backend import native as native_backend
+from ascend_rand import _extension
 
 import peers  # tests/peers.py
 
-NATIVE = native_backend._native
+NATIVE = _extension.module
 pytestmark = pytest.mark.skipif(NATIVE is None, reason="needs the native core")
 
 MASK32 = 0xFFFFFFFF
 
 
 class Plan:
-    """A plan as the small-draw functions read it: only its ``fast`` attribute."""
+    """A plan as the small-draw functions read it: only its ``native_form`` attribute."""
 
     def __init__(self, dtype, shape, kernel, params, scalar=False, words=0):
-        self.fast = (np.dtype(dtype), shape, scalar, kernel, words, params)
+        self.native_form = (np.dtype(dtype), shape, scalar, kernel, words, params)
 
 
 # (dtype, kernel code, params): each dtype is one the kernel cannot write.

@@ -123,8 +123,8 @@ def test_only_plain_arguments_and_host_backends_are_cached(monkeypatch):
         return Plan("raw", (4,), "uint32", (), 4, out=out)
 
     out = np.empty(4, np.uint32)
-    native_like = type("B", (), {"name": "numpy"})()
-    torch_like = type("B", (), {"name": "torch"})()
+    native_like = type("B", (), {"name": "numpy", "host": True, "adopt": lambda self, plan: None})()
+    torch_like = type("B", (), {"name": "torch", "host": False})()
     key = cache.cache_key("raw", None, ("uint32",))
     first = cache.bound_to_out(key, out, native_like, build)
     other = np.empty(4, np.uint32)
@@ -150,7 +150,7 @@ def test_the_cache_keeps_no_caller_array_alive():
 def test_with_out_copies_every_other_slot():
     plan = Plan("normal", (2, 3), "float32", ("float32",), 6, scalar=False, out=None,
                 finish=len)
-    plan.fast = "fast-form"
+    plan.native_form = "fast-form"
     out = np.empty((2, 3), np.float32)
     twin = plan.with_out(out)
     assert twin.out is out and plan.out is None
@@ -173,16 +173,16 @@ def test_the_one_call_path_fills_a_checked_out_and_declines_any_other():
 
     def plan_for(out):
         plan = plan_normal(None, "float64", 0.0, 1.0, "ziggurat", out, nb)
-        plan.fast = native.fast_form(plan)
+        plan.native_form = native.native_form(plan)
         return plan
 
     out = np.full((4, 25), -7.0)
-    assert native._native.stateless_draw(3, (7, 0), plan_for(out)) is out
+    assert nb.module.stateless_draw(3, (7, 0), plan_for(out)) is out
     np.testing.assert_array_equal(out, expected)
 
     misaligned = np.zeros(8 * 100 + 1, np.uint8)[1:].view(np.float64).reshape(4, 25)
     plan = plan_for(misaligned)
-    assert plan.fast  # the native form is there; the array is what the call declines
+    assert plan.native_form  # the native form is there; the array is what the call declines
     declined = [plan]
     for other in (np.full((4, 25), -7.0).view(Subclass), np.full((4, 50), -7.0)[:, ::2]):
         declined.append(plan_for(np.full((4, 25), -7.0)).with_out(other))
@@ -194,7 +194,7 @@ def test_the_one_call_path_fills_a_checked_out_and_declines_any_other():
     declined.append(twin.with_out(np.full(100, -7.0)))  # not the plan's shape
     for p in declined:
         before = np.array(p.out, copy=True)
-        assert native._native.stateless_draw(3, (7, 0), p) is None
+        assert nb.module.stateless_draw(3, (7, 0), p) is None
         np.testing.assert_array_equal(np.asarray(p.out), before)  # nothing written
     np.testing.assert_array_equal(nb.run(plan, 3, (7, 0)), expected)  # the general path
 
@@ -207,10 +207,10 @@ def test_a_generator_fills_a_checked_out_in_one_call():
     gen, ref = ar.Generator(21), ar.Generator(21)
     out = np.empty(300, np.float32)
     plan = plan_uniform(None, "float32", 0.0, 1.0, out, native.NativeBackend(), "random")
-    plan.fast = native.fast_form(plan)
-    assert gen._small(plan) is out  # philox_draw: reserved and filled in one call
+    plan.native_form = native.native_form(plan)
+    assert gen._small_draw(plan) is out  # philox_draw: reserved and filled in one call
     assert gen.state["offset"] == 1
     np.testing.assert_array_equal(out, ref.random(300))
     misaligned = np.zeros(4 * 300 + 1, np.uint8)[1:].view(np.float32)
-    assert gen._small(plan.with_out(misaligned)) is None
+    assert gen._small_draw(plan.with_out(misaligned)) is None
     assert gen.state["offset"] == 1  # a declined call reserves nothing

@@ -72,10 +72,10 @@ def test_the_reservation_holds_the_engine_lock():
 
 
 class _Plan:
-    """A stand-in plan: only ``fast``, the native form the small-draw path reads."""
+    """A stand-in plan: only ``native_form``, the native form the small-draw path reads."""
 
     def __init__(self, fast):
-        self.fast = fast
+        self.native_form = fast
 
 
 def test_bad_calls_are_refused():

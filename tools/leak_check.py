@@ -24,9 +24,9 @@ import numpy as np
 
 import ascend_rand
 from ascend_rand import stateless
-from ascend_rand.backend import native as native_backend
+from ascend_rand import _extension
 
-NATIVE = native_backend._native
+NATIVE = _extension.module
 
 
 def draws(k):
@@ -97,7 +97,7 @@ def errors(k):
 
 class _Plan:
     def __init__(self, fast):
-        self.fast = fast
+        self.native_form = fast
 
 
 def engines(k):

@@ -95,8 +95,8 @@ sanitized() {
 
 check_loaded() {
   sanitized -c 'import ascend_rand, sys
-from ascend_rand.backend import native
-m = native._native
+from ascend_rand import _extension
+m = _extension.module
 assert m is not None and m.__file__.startswith(sys.argv[1]), m
 print("sanitize: loaded", m.__file__)' "$DIR"
 }

@@ -25,6 +25,7 @@ from . import torch as _torch_backend
 from .base import Backend, BackendUnavailableError, KERNEL_NAMES
 
 _REGISTRY = {}
+_HOST = []  # the host backends ("auto" chooses from these, in registration order)
 
 
 def register(backend):
@@ -41,6 +42,7 @@ def register(backend):
     if not isinstance(backend, Backend):
         raise TypeError(f"register: expected a Backend instance, got {type(backend).__name__}")
     _REGISTRY[backend.name] = backend
+    _HOST[:] = [b for b in _REGISTRY.values() if b.host]
     return backend
 
 
@@ -61,9 +63,6 @@ def names():
     return tuple(_REGISTRY)
 
 
-_HOST = ("native", "numpy")  # what "auto" chooses from, in order
-
-
 def default_backend():
     """The first host backend that can run here ("native", else "numpy").
 
@@ -72,9 +71,9 @@ def default_backend():
     >>> backend.default_backend() == ("native" if ar.backends()["native"]["available"] else "numpy")
     True
     """
-    for name in _HOST:
-        if _REGISTRY[name].available:
-            return name
+    for backend in _HOST:
+        if backend.available:
+            return backend.name
     raise BackendUnavailableError("no backend can run here")  # numpy always can
 
 
@@ -93,8 +92,7 @@ def resolve(name):
     """
     if type(name) is str:  # every call's case, first
         if name == "auto":
-            for host in _HOST:
-                backend = _REGISTRY[host]
+            for backend in _HOST:
                 if backend.available:
                     return backend
         else:
@@ -115,7 +113,7 @@ def host_backend(name):
     True
     """
     backend = resolve(name)
-    return backend if backend.name in _HOST else resolve("auto")
+    return backend if backend.host else resolve("auto")
 
 
 def _resolve_checked(name):
@@ -178,9 +176,9 @@ def set_num_threads(n):
     n = _check_threads(n, "set_num_threads(n): n")
     global _num_threads
     _num_threads = n
-    for name in _HOST:  # the torch backend's CPU path runs the host kernels
-        if _REGISTRY[name].available:
-            _REGISTRY[name].set_num_threads(n)
+    for backend in _HOST:  # the torch backend's CPU path runs the host kernels
+        if backend.available:
+            backend.set_num_threads(n)
 
 
 def get_num_threads():

@@ -69,6 +69,9 @@ class Backend:
     """
 
     name = None
+    # Whether results are NumPy arrays in host memory: "auto" chooses among these, in the
+    # registry's order, and engines run their own words on one.
+    host = False
 
     @property
     def available(self):
@@ -236,6 +239,37 @@ class Backend:
         """
         return None
 
+    def stateless_small_draw(self):
+        """A shortcut ``draw(key, counter, plan)`` for stateless draws that checks ``key``
+        and ``counter`` itself and returns the result, or None where the plan or the
+        arguments need the general path; None when the backend has no shortcut.
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.backend import resolve
+        >>> print(resolve("numpy").stateless_small_draw())
+        None
+        >>> shortcut = resolve("auto").stateless_small_draw()  # native: one C++ call
+        >>> callable(shortcut) == ar.backends()["native"]["available"]
+        True
+        """
+        return None
+
+    def adopt(self, plan):
+        """Attach this backend's own form of ``plan`` (what its shortcuts read) before the
+        plan cache keeps it, so every later draw of the plan, and its copies bound to
+        other ``out=`` arrays, find it made; nothing for a backend without one.
+
+        >>> import ascend_rand as ar
+        >>> from ascend_rand.backend import resolve
+        >>> from ascend_rand.distributions.uniform import plan_raw
+        >>> plan = plan_raw(4, "uint32")
+        >>> resolve("numpy").adopt(plan); print(plan.native_form)
+        None
+        >>> resolve("auto").adopt(plan)  # native: the kernel code, shape, words ...
+        >>> bool(plan.native_form) == ar.backends()["native"]["available"]
+        True
+        """
+
     def take(self, array, index):
         """``array[index]`` along axis 0 (a new array).
 
@@ -294,6 +328,8 @@ def host_view(x, what):
 
 class HostBackend(Backend):
     """A backend whose arrays are host NumPy arrays; subclasses give the kernel table."""
+
+    host = True
 
     def __init__(self):
         self._fns = {}

@@ -1,84 +1,39 @@
-"""The native backend: the pybind11 extension ``ascend_rand._native`` (csrc/).
+"""The native backend: C++ kernels of the compiled core (csrc/) on host NumPy arrays.
 
 Kernels release the GIL and split large draws over a thread pool by counter
-ranges; the bits never depend on the split (docs/spec.md section 9).
+ranges; the bits never depend on the split (docs/spec.md section 9).  The
+extension is loaded once, by ``ascend_rand._extension``; where it is missing (or
+an installed copy of another version lacks this backend's entry points), importing
+warns once and ``backends()`` says why.
 
-Run from a source checkout (the repository root on ``sys.path``, where the
-README runs its commands), ``import ascend_rand`` finds the source package,
-which has no compiled extension beside it: the extension of the installed
-copy is loaded instead, never a silent switch to the NumPy backend.  Where no
-extension can be loaded at all, importing warns once and ``backends()`` says
-why.
+This backend alone builds the native form of a plan (``adopt``: ``plan.native_form``,
+what its one-call draws read) and hands out those draws (``small_draw``,
+``stateless_small_draw``); the front doors only call the protocol.
 """
 
 import functools
-import importlib.machinery
-import importlib.util
-import sys
 import warnings
-from importlib import resources
-from pathlib import Path
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _extension
 from .base import KERNEL_NAMES, HostBackend
 
-_PACKAGE = __package__.rpartition(".")[0]  # "ascend_rand"
-_SOURCE_DIR = Path(__file__).resolve().parents[1]
+# What the one-call draws and the plan cache call besides the kernel table.
+_ENTRY_POINTS = KERNEL_NAMES + ("philox_draw", "stateless_draw", "plan_get", "build_info",
+                                "get_num_threads", "set_num_threads")
+# The counter-based algorithm whose slots philox_draw reads and advances
+# (engines/base.py ``Engine.counter_state``).
+_ALGORITHM = "philox4x32_10"
 
 
-def _installed_extension():
-    """The compiled ``_native`` of an installed ascend_rand elsewhere on sys.path, or None."""
-    for entry in sys.path:
-        try:
-            folder = Path(entry or ".").resolve() / _PACKAGE
-        except OSError:
-            continue
-        if folder == _SOURCE_DIR or not folder.is_dir():
-            continue
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            candidate = folder / ("_native" + suffix)
-            if candidate.is_file():
-                return candidate
-    return None
-
-
-def _load():
-    """(module, None) or (None, why it is unavailable)."""
-    try:
-        from .. import _native
-        return _native, None
-    except ImportError as exc:
-        error = f"{type(exc).__name__}: {exc}"
-    if not (_SOURCE_DIR.parent / "setup.py").is_file():
-        return None, error
-    path = _installed_extension()
-    if path is None:
-        return None, error
-    spec = importlib.util.spec_from_file_location(f"{_PACKAGE}._native", path)
-    try:
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    except ImportError as exc:
-        return None, f"{error}; the installed extension {path} failed too ({exc})"
-    missing = [name for name in KERNEL_NAMES if not hasattr(module, name)]
-    if missing:
-        return None, (f"{error}; the installed extension {path} is from another version "
-                      f"(no {', '.join(missing)}): reinstall with pip install .")
-    sys.modules[spec.name] = module
-    return module, None
-
-
-_native, _import_error = _load()
-
-
-def _build_error():
-    try:
-        text = resources.files(_PACKAGE).joinpath("_native_build_error.txt").read_text()
-    except (FileNotFoundError, OSError):
+def _incomplete(module):
+    """Why ``module`` (a loaded extension) cannot serve this backend, or None."""
+    missing = _extension.missing(_ENTRY_POINTS, module)
+    if not missing:
         return None
-    return text.strip().splitlines()[-1] if text.strip() else None
+    return (f"the installed extension {getattr(module, '__file__', module)} is from another "
+            f"version (no {', '.join(missing)}): reinstall with pip install .")
 
 
 # The one kernel of the one-call path that allocates after the call reserved its offset
@@ -89,9 +44,9 @@ _FORMATS = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3}
 _METHODS = {"ziggurat": 0, "box_muller": 1}
 
 
-def fast_form(plan):
-    """``plan.fast`` for ``_native.philox_draw`` / ``stateless_draw``: (numpy dtype, shape,
-    scalar, kernel code, words, params), or False for a plan they do not take.
+def native_form(plan):
+    """The native form of ``plan`` for ``_native.philox_draw`` / ``stateless_draw``: (numpy
+    dtype, shape, scalar, kernel code, words, params), or False for a plan they do not take.
 
     Kernel codes as in csrc/python/bindings_fast.cpp; plans with a finishing step,
     per-element probabilities or an ``out=`` other than an exact NumPy array take the
@@ -130,39 +85,52 @@ class NativeBackend(HostBackend):
 
     name = "native"
 
+    def __init__(self):
+        super().__init__()
+        self._checked = (None, None)  # (extension, whether it has every entry point)
+
     @property
     def module(self):
-        return _native
+        return _extension.module
 
     def _table(self):
-        return _native
+        return _extension.module
 
     @property
     def available(self):
-        return _native is not None
+        # Asked on every draw that resolves "auto": the extension is checked once.
+        module = _extension.module
+        if module is None:
+            return False
+        checked, complete = self._checked
+        if module is not checked:
+            complete = _incomplete(module) is None
+            self._checked = (module, complete)
+        return complete
 
     @property
     def reason(self):
-        if _native is not None:
-            return None
-        build_error = _build_error()
-        if build_error:
-            return "the native extension failed to build: " + build_error
-        return "the native extension is not importable (" + _import_error + ")"
+        module = _extension.module
+        return _extension.unavailable_reason() if module is None else _incomplete(module)
 
     def report(self):
         info = super().report()
-        if _native is not None:
-            info.update(_native.build_info())
-            info["threads"] = _native.get_num_threads()
+        if self.available:
+            info.update(_extension.module.build_info())
+            info["threads"] = _extension.module.get_num_threads()
         return info
 
     def set_num_threads(self, n):
-        _native.set_num_threads(n)
+        _extension.module.set_num_threads(n)
+
+    def adopt(self, plan):
+        # The native form is computed once per plan and shared by its bound copies.
+        if plan.native_form is None:
+            plan.native_form = native_form(plan)
 
     def prepare(self, plan):
-        if plan.fast is None:  # the small-draw path takes the plan from now on
-            plan.fast = fast_form(plan)
+        if plan.native_form is None:  # the one-call draws take the plan from now on
+            plan.native_form = native_form(plan)
         return super().prepare(plan)
 
     def run(self, plan, key, counter, words=None, output=None):
@@ -171,26 +139,32 @@ class NativeBackend(HostBackend):
         # rest, engine words and a prepared output (a Generator's draw, allocated
         # before its reservation) take the general path.
         if words is None and output is None:
-            if plan.fast is None:
-                plan.fast = fast_form(plan)
-            if plan.fast:
-                result = _native.stateless_draw(key, counter, plan)
+            if plan.native_form is None:
+                plan.native_form = native_form(plan)
+            if plan.native_form:
+                result = _extension.module.stateless_draw(key, counter, plan)
                 if result is not None:
                     return result
         return super().run(plan, key, counter, words, output)
 
     def small_draw(self, engine):
-        # A Philox Generator's draws: one native call reserves the offset under the
-        # engine's lock, allocates and fills; it declines (None) plans without their
-        # native form (``plan.fast``, set by ``run``) and engines off the common case.
-        # The engine is recognised by its protocol name and its slots (engines/philox.py).
-        if _native is None or engine.name != "philox" or not hasattr(engine, "_slots"):
+        # A Generator's draws on an engine whose counter state is Philox4x32-10's slots:
+        # one native call reserves the offset under the engine's lock, allocates and
+        # fills; it declines (None) plans without their native form (``adopt``, or set by
+        # ``prepare``/``run`` on the first draw) and engine states off the common case.
+        state = engine.counter_state
+        if not self.available or state is None or state[0] != _ALGORITHM:
             return None
-        return functools.partial(_native.philox_draw, engine._slots, engine.lock.acquire,
+        return functools.partial(_extension.module.philox_draw, state[1], engine.lock.acquire,
                                  engine.lock.release)
 
+    def stateless_small_draw(self):
+        # stateless_draw checks key and counter itself (plain ints in range) and declines
+        # anything else, and plans without their native form.
+        return _extension.module.stateless_draw if self.available else None
 
-if _native is None:
+
+if _extension.module is None or _incomplete(_extension.module) is not None:
     warnings.warn(
         f"ascend_rand: the native core is unavailable, so every draw runs on the slower NumPy "
         f"backend ({NativeBackend().reason}); ascend_rand.backends() reports it",

@@ -429,16 +429,16 @@ class TorchBackend(Backend):
                 return None
         except ValueError:
             return None
-        draw = self._host_backend().small_draw(engine)
+        host = self._host_backend()
+        draw = host.small_draw(engine)
         if draw is None:
             return None
-        from .native import fast_form
-        torch = _torch()
+        adopt = host.adopt  # this backend's general path is not the host's: the host's own
+        torch = _torch()    # form is made here, on the first draw of a plan
         from_numpy, bfloat16 = torch.from_numpy, torch.bfloat16
 
         def small(plan):
-            if plan.fast is None:
-                plan.fast = fast_form(plan)
+            adopt(plan)
             result = draw(plan)
             if result is None:
                 return None

@@ -56,10 +56,10 @@ def available_levels(backends=None, simd_levels=None):
     if not info["available"]:
         raise LevelError(f"--levels needs the native backend: {info.get('reason')}")
     if simd_levels is None:
+        from ascend_rand import _extension
         try:
-            from ascend_rand import _native
-            simd_levels = list(_native.simd_levels())
-        except (ImportError, AttributeError):
+            simd_levels = list(_extension.module.simd_levels())
+        except AttributeError:  # no extension, or one without simd_levels
             simd_levels = ()
     if simd_levels:
         unknown = [level for level in simd_levels if level not in RANK]

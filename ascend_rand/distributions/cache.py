@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..backend import native as _native_backend
+from .. import _extension
 
 PLANS = {}
 MAX_PLANS = 4096
@@ -26,6 +26,12 @@ def cache_key(name, size, args, numbers=(int, float)):
 
     ``numbers`` are the types a number in ``args`` may have ((int,): no floats).
     """
+    return checked_key((name, size) + args, numbers)
+
+
+def checked_key(key, numbers=(int, float)):
+    """``key``, a draw's (name, size, *args), where it may be a cache key, else None."""
+    size = key[1]
     ts = type(size)
     if ts is tuple:
         for d in size:
@@ -33,13 +39,13 @@ def cache_key(name, size, args, numbers=(int, float)):
                 return None
     elif ts is not int and size is not None:
         return None
-    for a in args:
+    for a in key[2:]:
         ta = type(a)
         if ta is str or a is None:
             continue
         if ta not in numbers or (ta is float and a == 0.0 and _copysign(1.0, a) < 0):
             return None
-    return (name, size) + args
+    return key
 
 
 def cached(key, build):
@@ -84,14 +90,14 @@ def bound_to_out(key, out, backend, build):
 
     ``key`` is ``cache_key`` of the draw's arguments (None: build every time).
     Where ``out`` is a NumPy array (exactly ``np.ndarray``) and ``backend`` a
-    host backend, the checks ``build`` makes of ``out`` (the backend's
+    host backend (``backend.host``), the checks ``build`` makes of ``out`` (the backend's
     ``check_out``: dtype, shape, writable, C-contiguous) depend on nothing more
     than the key below holds, so the plan is cached under it and a later call
     with an array of the same layout takes it, bound to that array
     (``Plan.with_out``).  Any other ``out`` (a tensor, a subclass) is checked
     every time.
     """
-    if key is None or type(out) is not np.ndarray or backend.name not in _HOST_BACKENDS:
+    if key is None or type(out) is not np.ndarray or not backend.host:
         return build()
     flags = out.flags
     key = key + ("out", backend.name, out.dtype, out.shape, flags.writeable, flags.c_contiguous)
@@ -99,14 +105,11 @@ def bound_to_out(key, out, backend, build):
     if plan is None:
         plan = build()
         template = plan.with_out(None)  # the cache keeps no caller's array alive
-        template.fast = _native_backend.fast_form(template)  # bound copies share it
+        backend.adopt(template)  # the backend's own form, made once: bound copies share it
         _store(key, template)
         return plan
     return plan.with_out(out)
 
 
-_HOST_BACKENDS = ("native", "numpy")
-
-
 # csrc/python/bindings_fast.cpp's plan_get is the same rule in one C call.
-plan_get = (_plan_get if _native_backend._native is None else _native_backend._native.plan_get)
+plan_get = getattr(_extension.module, "plan_get", _plan_get)

@@ -29,7 +29,7 @@ class Plan:
     """
 
     __slots__ = ("kernel", "shape", "dtype", "params", "count", "words", "scalar", "out",
-                 "finish", "reshape", "fast")
+                 "finish", "reshape", "native_form")
 
     def __init__(self, kernel, shape, dtype, params, words, *, scalar=False, out=None,
                  finish=None):
@@ -49,26 +49,28 @@ class Plan:
         self.out = out
         self.finish = finish
         self.reshape = len(shape) != 1  # a result other than 1-D: the flat output is reshaped
-        self.fast = None  # a backend's own form of this plan for small draws (computed once)
+        # The native backend's form of this plan for its one-call draws (backend/native.py
+        # ``adopt``): None until made, False for a plan they do not take.
+        self.native_form = None
 
-    def _twin(self):
+    def _copy(self):
         # every slot spelled out: a loop of getattr / setattr took 1.5 us of a 5 us draw
         twin = Plan.__new__(Plan)
         twin.kernel, twin.shape, twin.dtype = self.kernel, self.shape, self.dtype
         twin.params, twin.count, twin.words = self.params, self.count, self.words
         twin.scalar, twin.out, twin.finish = self.scalar, self.out, self.finish
-        twin.reshape, twin.fast = self.reshape, self.fast
+        twin.reshape, twin.native_form = self.reshape, self.native_form
         return twin
 
     def with_kernel(self, kernel):
         """This plan run by another kernel of the same parameters (an engine's own conversion)."""
-        twin = self._twin()
+        twin = self._copy()
         twin.kernel = kernel
         return twin
 
     def with_out(self, out):
         """This plan filling ``out``, an array of the layout this plan's ``out`` was checked for."""
-        twin = self._twin()
+        twin = self._copy()
         twin.out = out
         return twin
 

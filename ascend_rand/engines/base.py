@@ -49,6 +49,13 @@ class Engine:
     """
 
     name = None
+    # A plan's kernel -> the kernel this engine's words take instead, where its
+    # conversion differs from the stream's (MT19937: numpy's uniforms, spec 6.3).
+    conversions = {}
+    # A counter-based engine whose words a backend computes itself: (algorithm, slots),
+    # the slots a uint64 buffer in the layout of that algorithm's native code (Philox:
+    # engines/philox.py).  None: the engine hands out its words (``reserve``).
+    counter_state = None
 
     def __init__(self):
         self.lock = threading.Lock()  # numpy.random.Generator holds it around its draws
@@ -70,6 +77,28 @@ class Engine:
         if streams != 1:
             raise ValueError(f"streams is an MT19937 option; the {cls.name} engine got {streams!r}")
         return cls(seed)
+
+    @classmethod
+    def from_key(cls, key, backend="auto"):
+        """The engine of a derived 64-bit ``key`` (a SeedManager's stream, docs/spec.md
+        section 7): by default the engine seeded by ``key`` itself.
+
+        >>> import ascend_rand as ar
+        >>> ar.Philox.from_key(7).seed
+        7
+        """
+        return cls(key)
+
+    @classmethod
+    def stream_key(cls, state):
+        """The 64-bit key an engine in ``state`` draws from: two engines of one key draw
+        overlapping words whatever their positions (by default the state's ``seed``).
+
+        >>> import ascend_rand as ar
+        >>> ar.Philox.stream_key(ar.Philox(7).state)
+        7
+        """
+        return state["seed"]
 
     # -- state --------------------------------------------------------------------------------
 
@@ -215,7 +244,7 @@ class Engine:
         >>> ar.Philox(7).kernel("uniform"), ar.MT19937(7).kernel("uniform")
         ('uniform', 'mt19937_uniform')
         """
-        return name
+        return self.conversions.get(name, name)
 
     # -- numpy's BitGenerator interface -------------------------------------------------------
 

@@ -190,6 +190,8 @@ class MT19937(Engine):
     """
 
     name = ENGINE
+    # The uniform conversions of MT19937 are numpy's (docs/spec.md section 6.3).
+    conversions = {"uniform": "mt19937_uniform"}
 
     def __init__(self, seed=None, streams=1, backend="auto"):
         super().__init__()
@@ -218,6 +220,29 @@ class MT19937(Engine):
         MT19937(streams=4, backend='numpy')
         """
         return cls(seed, streams, backend)
+
+    @classmethod
+    def from_key(cls, key, backend="auto"):
+        """Seeded by ``init_by_array([key & 0xFFFFFFFF, key >> 32])`` (docs/spec.md 7.2).
+
+        >>> import ascend_rand as ar
+        >>> words = ar.MT19937.from_key(2**32 + 5).random_raw(3).tolist()
+        >>> words == ar.MT19937([5, 1]).random_raw(3).tolist()
+        True
+        """
+        return cls(seed_from_key(key), backend=backend)
+
+    @classmethod
+    def stream_key(cls, state):
+        """The ``retry_key``: the key of the words an MT19937 engine's rejection samplers
+        retry from (docs/spec.md 6.9), which its key words and position determine.
+
+        >>> import ascend_rand as ar
+        >>> e = ar.MT19937(5489)
+        >>> ar.MT19937.stream_key(e.state) == e.retry_key
+        True
+        """
+        return state["retry_key"]
 
     def _init_empty(self, state):
         self._backend = resolve_backend("auto")
@@ -325,16 +350,6 @@ class MT19937(Engine):
             if q:
                 self._backend.kernel("mt19937_advance")(self._key, self._pos, _limbs(q))
             self._fill(rest)
-
-    def kernel(self, name):
-        """``"mt19937_uniform"`` for uniforms (numpy's conversions), else ``name``.
-
-        >>> import ascend_rand as ar
-        >>> ar.MT19937(1).kernel("uniform"), ar.MT19937(1).kernel("normal")
-        ('mt19937_uniform', 'normal')
-        """
-        # The uniform conversions of MT19937 are numpy's (docs/spec.md section 6.3).
-        return "mt19937_uniform" if name == "uniform" else name
 
     @staticmethod
     def _shape_out(values, shape):

@@ -23,6 +23,7 @@ from .base import Engine, _spawned_of, entropy_words
 # and bindings_fast.cpp): seed, offset, the word interface's block and index, a
 # buffered block, and flags.
 ENGINE = "philox"
+ALGORITHM = "philox4x32_10"  # what counter_state names: Random123's Philox4x32-10
 SEED, OFFSET, BLOCK, INDEX, BUF01, BUF23, VALID, FLAGS = range(8)
 EXHAUSTED = 1  # the FLAGS bit of an offset of 2**64
 # FLAGS bits 1..63: words numpy asked the capsule for after that (docs/spec.md 2.6)
@@ -56,6 +57,18 @@ class Philox(Engine):
 
     def _init_empty(self, state):
         self._slots = array("Q", [0] * _SLOTS)
+
+    @property
+    def counter_state(self):
+        """("philox4x32_10", the engine's slots): the native one-call draws and the numpy
+        capsule read and advance these slots under ``lock`` (engines/base.py).
+
+        >>> import ascend_rand as ar
+        >>> algorithm, slots = ar.Philox(7).counter_state
+        >>> algorithm, slots[SEED], slots[OFFSET]
+        ('philox4x32_10', 7, 0)
+        """
+        return ALGORITHM, self._slots
 
     @property
     def _exhausted(self):

@@ -17,7 +17,7 @@ import weakref
 from fractions import Fraction
 
 from .._validate import integer
-from ..backend import native as _native_backend
+from .. import _extension
 from . import ctr_drbg
 from .drbg import MAX_BYTES_PER_REQUEST, MAX_RESEED_INTERVAL, MIN_ENTROPY_BYTES, MIN_NONCE_BYTES, HmacDrbg
 from .errors import EntropyError
@@ -60,7 +60,7 @@ def _process_key():
 
     Read without any lock, so a child forked while another thread held one can tell.
     """
-    module = _native_backend._native
+    module = _extension.module
     generation = module.fork_generation() if module is not None and hasattr(module, "fork_generation") else 0
     return os.getpid(), generation
 

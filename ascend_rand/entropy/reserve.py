@@ -9,7 +9,7 @@ when the process id changes; Python cannot promise the wipes).
 
 import os
 
-from ..backend import native as _native_backend
+from .. import _extension
 
 
 class PyReserve:
@@ -63,7 +63,7 @@ class PyReserve:
 
 def new_reserve():
     """A native ``SecretReserve`` when the core is built, else a ``PyReserve``."""
-    module = _native_backend._native
+    module = _extension.module
     if module is not None and hasattr(module, "SecretReserve"):
         return module.SecretReserve()
     return PyReserve()

@@ -36,7 +36,7 @@ import os
 
 import numpy as np
 
-from ..backend import native as _native_backend
+from .. import _extension
 from .errors import EntropyError
 from .health import FLOOR_TEXT, MIN_ENTROPY_FLOOR, SAMPLE_BITS
 
@@ -68,9 +68,9 @@ class SourceError(EntropyError):
 
 def _native():
     """The compiled core's hardware-entropy functions, or (None, why not)."""
-    module = _native_backend._native
+    module = _extension.module
     if module is None:
-        return None, _native_backend.NativeBackend().reason
+        return None, _extension.unavailable_reason()
     if not hasattr(module, "hw_entropy_available"):
         return None, ("the installed native core predates hardware entropy support "
                       "(rebuild ascend_rand)")

@@ -48,12 +48,7 @@ def stream_name(name):
 def stream_engine(engine, key, backend="auto"):
     """The engine a manager hands out for a stream keyed ``key``: ``Philox(key)``, or
     MT19937 seeded by ``init_by_array([key & 0xFFFFFFFF, key >> 32])`` (spec 7.2)."""
-    if engine == "philox":
-        return engines.Philox(key)
-    if engine == "mt19937":
-        from ..engines.mt19937 import seed_from_key
-        return engines.MT19937(seed_from_key(key), backend=backend)
-    raise ValueError(f"unknown engine {engine!r}; expected one of {engines.names()}")
+    return engines.by_name(engine).from_key(key, backend)
 
 
 def mt19937_check(key, state):

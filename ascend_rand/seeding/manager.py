@@ -273,7 +273,7 @@ class SeedManager:
         True
         """
         state = self._state_of(name)
-        return state["seed"] if state["engine"] == "philox" else state["retry_key"]
+        return engines.by_name(state["engine"]).stream_key(state)
 
     def _state_of(self, name):
         """Stream ``name``'s engine state: the live engine's, or the canonical loaded one."""

@@ -219,7 +219,7 @@ void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
   }
 }
 
-// A plan's native form, `plan.fast` (ascend_rand/backend/native.py `fast_form`):
+// A plan's native form, `plan.native_form` (ascend_rand/backend/native.py `native_form`):
 // (numpy dtype, shape, scalar, kernel code, words, params); False for a plan the
 // small-draw path does not take, None before the backend has computed it.
 struct Fast {
@@ -231,15 +231,15 @@ struct Fast {
   py::tuple params;
 };
 
-// plan.fast read into `f`; false (decline) when it is not a 6-tuple yet.
+// plan.native_form read into `f`; false (decline) when it is not a 6-tuple yet.
 bool read_fast(PyObject* plan, Fast* f) {
-  static PyObject* const name = PyUnicode_InternFromString("fast");
+  static PyObject* const name = PyUnicode_InternFromString("native_form");
   const py::object fast = py::reinterpret_steal<py::object>(PyObject_GetAttr(plan, name));
   if (!fast) throw py::error_already_set();
   PyObject* t = fast.ptr();
   if (!PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != 6) return false;
   PyObject* shape = PyTuple_GET_ITEM(t, 1);
-  if (!PyTuple_CheckExact(shape)) throw py::type_error("philox_draw: plan.fast has no shape");
+  if (!PyTuple_CheckExact(shape)) throw py::type_error("philox_draw: plan.native_form has no shape");
   const auto dtype = py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(t, 0));
   f->dtype = py::isinstance<py::dtype>(dtype) ? py::reinterpret_borrow<py::dtype>(dtype)
                                               : py::dtype::from_args(dtype);
@@ -258,7 +258,7 @@ bool read_fast(PyObject* plan, Fast* f) {
   f->kernel = kernel > 1000 ? -1 : static_cast<int>(kernel);  // check() refuses unknown codes
   f->words = static_cast<size_t>(words);
   PyObject* params = PyTuple_GET_ITEM(t, 5);
-  if (!PyTuple_CheckExact(params)) throw py::type_error("philox_draw: plan.fast has no params");
+  if (!PyTuple_CheckExact(params)) throw py::type_error("philox_draw: plan.native_form has no params");
   f->params = py::reinterpret_borrow<py::tuple>(params);
   return true;
 }
@@ -441,7 +441,7 @@ PyMethodDef kMethods[] = {
      METH_FASTCALL,
      "philox_draw(slots, acquire, release, plan): reserve a Philox engine's next offset under "
      "its lock (`acquire`, `release`: the lock's bound methods), allocate and fill plan's "
-     "output from its native form plan.fast; None (nothing reserved) when the engine or the "
+     "output from its native form plan.native_form; None (nothing reserved) when the engine or the "
      "plan needs the general path."},
     {"stateless_draw",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&stateless_draw)), METH_FASTCALL,
