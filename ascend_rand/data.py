@@ -29,7 +29,7 @@ import numpy as np
 from . import _validate, stateless
 from .generator import Generator
 from .seeding import manual
-from .seeding.derive import derive
+from .engines.derive import derive
 from .seeding.manager import check_rank
 
 # The layout of DeterministicSampler.state_dict(); a later layout keeps reading this one.

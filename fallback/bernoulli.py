@@ -6,6 +6,8 @@ StatelessDropOutGenMask).  Each kernel fills a flat, C-contiguous ``out`` that
 the Python layer has already validated and allocated.
 """
 
+import functools
+
 import numpy as np
 
 from . import philox
@@ -80,3 +82,39 @@ def apply_mask(out, x, mask, scale):
     with np.errstate(over="ignore", invalid="ignore"):
         np.multiply(x.reshape(-1), x.dtype.type(scale), out=out.reshape(-1))
     out.reshape(-1)[~keep] = 0.0
+
+
+# -- the threshold of a probability (docs/spec.md sections 4 and 4A) --------------------------
+# Here, with the mask kernels, so every layer that needs T(p) (the plans, the device
+# kernels' launchers) imports it downward.
+
+def curand_uniform_scalar(w):
+    """f(w) = fl32((w + 0.5) * 2**-32) for one word: float64 holds (w + 0.5) * 2**-32 exactly."""
+    return float(np.float32((w + 0.5) * 2.0 ** -32))
+
+
+@functools.lru_cache(maxsize=256)
+def threshold(p32):
+    """T(p): the number of words w with f(w) < p, for a float32 value p in [0, 1].
+
+    f is non-decreasing, so those words are exactly {0, ..., T - 1}: a binary
+    search for the first w with f(w) >= p.  p = 1 is the one special case:
+    T(1) = 2**32 (every word), where the bare rule would drop the top 128
+    words, whose f(w) rounds to 1.0.
+    """
+    if p32 >= 1.0:
+        return ALL_ONES_THRESHOLD
+    lo, hi = 0, 1 << 32  # the answer lies in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if curand_uniform_scalar(mid) < p32:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def keep_threshold(p_drop):
+    """T of fl32(1 - p_drop), the subtraction in float64 (Ascend's keep_prob): bit i of a
+    dropout mask keeps where w_i < T.  ``p_drop`` is a checked float in [0, 1]."""
+    return threshold(float(np.float32(1.0 - p_drop)))

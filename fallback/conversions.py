@@ -6,6 +6,8 @@ is the rule for each function.  Every kernel fills a flat, C-contiguous ``out``
 array that the Python layer has already validated and allocated.
 """
 
+import functools
+
 import numpy as np
 
 from . import philox
@@ -189,3 +191,36 @@ def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None):
         else:
             off = _mul_high_128x64([limbs[:, k] for k in range(4)], r)
         out[start:start + off.size] = (off + low).astype(out.dtype)  # wraps like the C++ core
+
+
+# -- one value rounded to a float format ------------------------------------------------------
+# Parameters (bounds, scales) are rounded once to the draw's dtype (docs/spec.md 3.3); the
+# 16-bit formats by this module's correctly rounded conversion (ml_dtypes has rounded
+# float64 -> bfloat16 through float32, twice, in some versions).
+
+def rounded(value, name):
+    """``value`` rounded to nearest-even in the float dtype ``name``, as a Python float.
+
+    Cached under the exact value, sign of zero included (0.0 == -0.0 as dict keys): a
+    draw's parameters repeat from call to call, and the 16-bit rounding is a dozen NumPy
+    calls.
+
+    >>> rounded(0.1, "bfloat16"), rounded(-0.0, "float32"), rounded(1e39, "float32")
+    (0.10009765625, -0.0, inf)
+    """
+    return _rounded(float(value).hex(), name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _rounded(value_hex, name):
+    value = float.fromhex(value_hex)
+    if name in ("float16", "bfloat16"):
+        fmt = FORMAT_FLOAT16 if name == "float16" else FORMAT_BFLOAT16
+        bits = round_f64_to_16(np.array([value], dtype=np.float64), fmt)
+        return float(bits16_to_f64(bits, fmt)[0])
+    if name == "float64":
+        return value
+    if name != "float32":
+        raise ValueError(f"rounded: {name!r} is not a float format")
+    with np.errstate(over="ignore"):
+        return float(np.float32(value))

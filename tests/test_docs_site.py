@@ -189,7 +189,7 @@ def test_api_reference_has_the_public_api_with_examples_as_code(built_site):
     expected = {
         "stateless": ["ascend_rand.stateless.uniform", "ascend_rand.stateless.dropout_mask"],
         "seeding": ["ascend_rand.SeedManager", "ascend_rand.manual_seed",
-                    "ascend_rand.seeding.derive.derive"],
+                    "ascend_rand.engines.derive.derive"],
         "backends": ["ascend_rand.backends", "ascend_rand.set_num_threads"],
         "entropy": ["ascend_rand.entropy.EntropyPool", "ascend_rand.entropy.secure_seed",
                     "ascend_rand.entropy.sources.sources"],

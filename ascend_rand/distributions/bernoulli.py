@@ -4,7 +4,6 @@
 packed mask (torch_npu's ``npu_dropout_do_mask``).
 """
 
-import functools
 import math
 
 import numpy as np
@@ -22,32 +21,9 @@ _BOOL = np.dtype(np.bool_)
 _UINT8 = np.dtype(np.uint8)
 
 
-# -- the threshold ---------------------------------------------------------------------------------
-
-def curand_uniform(w):
-    """f(w) = fl32((w + 0.5) * 2**-32) for one word: float64 holds (w + 0.5) * 2**-32 exactly."""
-    return float(np.float32((w + 0.5) * 2.0 ** -32))
-
-
-@functools.lru_cache(maxsize=256)
-def threshold(p32):
-    """T(p): the number of words w with f(w) < p, for a float32 value p in [0, 1].
-
-    f is non-decreasing, so those words are exactly {0, ..., T - 1}: a binary
-    search for the first w with f(w) >= p.  p = 1 is the one special case:
-    T(1) = 2**32 (every word), where the bare rule would drop the top 128
-    words, whose f(w) rounds to 1.0 (docs/spec.md sections 4 and 4A).
-    """
-    if p32 >= 1.0:
-        return ALL_ONES_THRESHOLD
-    lo, hi = 0, 1 << 32  # the answer lies in [lo, hi]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if curand_uniform(mid) < p32:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+# -- the threshold: the fallback's (fallback/bernoulli.py), where the device kernels take it too
+curand_uniform = _bernoulli.curand_uniform_scalar
+threshold = _bernoulli.threshold
 
 
 # -- argument checks -------------------------------------------------------------------------------

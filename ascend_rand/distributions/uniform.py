@@ -4,7 +4,6 @@
 stateless call runs it on a backend.
 """
 
-import functools
 
 import ml_dtypes
 import numpy as np
@@ -34,22 +33,10 @@ def in_dtype(value, name):
     """``value`` rounded to nearest-even in the float dtype ``name``, as a Python float.
 
     16-bit formats use the fallback's own correctly rounded conversion: ml_dtypes
-    rounds float64 -> bfloat16 through float32 (twice).  Cached: a draw's bounds
-    repeat from call to call, and the 16-bit rounding is a dozen NumPy calls.
-    The key is the exact value, sign of zero included (0.0 == -0.0 as dict keys).
+    rounds float64 -> bfloat16 through float32 (twice).  Cached there
+    (``fallback.conversions.rounded``): a draw's bounds repeat from call to call.
     """
-    return _rounded(float(value).hex(), name)
-
-
-@functools.lru_cache(maxsize=1024)
-def _rounded(value_hex, name):
-    value = float.fromhex(value_hex)
-    if name in ("float16", "bfloat16"):
-        fmt = _conv.FORMAT_FLOAT16 if name == "float16" else _conv.FORMAT_BFLOAT16
-        bits = _conv.round_f64_to_16(np.array([value], dtype=np.float64), fmt)
-        return float(_conv.bits16_to_f64(bits, fmt)[0])
-    with np.errstate(over="ignore"):
-        return float(np.asarray(value, dtype=np.float64).astype(_dtypes.FLOAT_DTYPES[name]))
+    return _conv.rounded(value, name)
 
 
 def _largest(name):

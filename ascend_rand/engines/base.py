@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from .. import _validate
-from ..seeding.derive import derive
+from .derive import derive
 from . import numpy_protocol
 
 

@@ -22,7 +22,7 @@ from .. import _validate, engines
 from ..generator import Generator
 from .checkpoint import (MT19937_CHECKS, copy_state, mt19937_check, restorable_streams,
                          shared_mt19937_states, stream_engine, stream_name)
-from .derive import derive
+from ..engines.derive import derive
 
 MODES = ("sync", "independent")
 # The layout of state_dict(); a later layout keeps reading this one.

@@ -40,11 +40,11 @@ conversion or compiler choice touches a value it should not:
   returns one canonical NaN).
 """
 
-import functools
-
 import triton
 import triton.language as tl
 
+from ...fallback import bernoulli as _fb_bernoulli
+from ...fallback import conversions as _fb_conversions
 from .conversions import bernoulli_bit_below, bits16_to_f32, f64_from_halves, round_f32_to_16_bits
 from .launch import cdiv, int32, launch, stream_args
 from .philox import blocks
@@ -280,24 +280,19 @@ def _dtype_name(dtype):
     return name
 
 
-@functools.lru_cache(maxsize=256)
 def keep_threshold(p):
     """T of spec 4.2 for drop probability ``p``: bit i keeps where w_i < T, the threshold
-    of fl32(1 - p) (``plan_dropout_mask``'s; a binary search, so cached)."""
-    from ...distributions.bernoulli import keep_probability, threshold
-
-    return threshold(keep_probability(p, "dropout"))
+    of fl32(1 - p) (``plan_dropout_mask``'s; fallback/bernoulli.py, cached)."""
+    return _fb_bernoulli.keep_threshold(float(p))
 
 
 def dropout_scale(p, dtype):
     """fl_T(1 / (1 - p)) in ``dtype`` T (a torch dtype or its name), the division in float64
-    (spec 4.7); 0.0 for p = 1, where nothing is kept and the scale is never applied."""
-    from ...distributions.bernoulli import probability
-    from ...distributions.uniform import in_dtype
-
-    p = probability(p, "p", "dropout")
+    (spec 4.7); 0.0 for p = 1, where nothing is kept and the scale is never applied.
+    ``p`` is the front end's checked probability (torch/dropout.py)."""
+    p = float(p)
     name = _dtype_name(dtype)
-    return 0.0 if p == 1.0 else in_dtype(1.0 / (1.0 - p), name)
+    return 0.0 if p == 1.0 else _fb_conversions.rounded(1.0 / (1.0 - p), name)
 
 
 def _state_words(source, drawn_at=None):
