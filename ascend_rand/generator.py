@@ -240,7 +240,7 @@ class Generator:
         [4, 1, 6, 4, 5, 4, 5, 4]
         """
         return _d.draw(("integers", size, dtype, low, high, _d.flag_key(endpoint)),
-                       _d.build_integers, out, self._backend, self._small_draw, self._draw, (),
+                       _d.build_integers, out, self._backend, self._small_draw, self._draw, None,
                        type(endpoint) is bool and type(low) is int
                        and (high is None or type(high) is int))  # floats equal ints as keys
 
@@ -307,7 +307,7 @@ class Generator:
         [174, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
         """
         return _d.draw(("bernoulli", size, p, _d.flag_key(packed)), _d.build_bernoulli, out,
-                       self._backend, self._small_draw, self._draw, (), type(packed) is bool)
+                       self._backend, self._small_draw, self._draw, None, type(packed) is bool)
 
     def dropout_mask(self, size, p_drop, *, out=None):
         """The packed keep mask of Ascend's StatelessDropOutGenMask(size, 1 - p_drop).
