@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/constants.h"
 #include "core/conversions.h"
 #include "cpu/draw_words.h"
 
@@ -29,9 +30,6 @@ void uniform_16(uint16_t* out, size_t n, const DrawWords& s, Format16 f, bool sc
 void integers(void* out, int bytes, size_t n, const DrawWords& s, uint64_t low_bits,
               uint64_t range_minus_1);
 
-// The output formats of the float distributions.
-enum class FloatFormat : int { kFloat32 = 0, kFloat64 = 1, kFloat16 = 2, kBFloat16 = 3 };
-
 // MT19937's uniform conversions (docs/spec.md sections 6.3 and 6.9) of the
 // caller's engine words (two per float64 element, one otherwise), then
 // fl(fl(x * span) + low) in the format when scaled (section 3.3).  16-bit
@@ -40,8 +38,8 @@ void mt19937_uniform(void* out, FloatFormat fmt, size_t n, const uint32_t* words
                      double low, double span);
 
 // Standard normals z, written as fl(fl(z * scale) + loc) when scaled, computed in
-// float32 (float64 for kFloat64) and rounded once to a 16-bit format.
-enum class NormalMethod : int { kZiggurat = 0, kBoxMuller = 1 };
+// float32 (float64 for kFloat64) and rounded once to a 16-bit format.  FloatFormat and
+// NormalMethod are the table's codes (core/constants.h).
 void normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s, NormalMethod method,
             bool scaled, double loc, double scale);
 

@@ -12,6 +12,7 @@
 #include "cpu/kernels.h"
 #include "cpu/parallel.h"
 #include "python/bindings_common.h"
+#include "python/constants_table.h"
 
 namespace py = pybind11;
 using ascend_rand_bindings::call_releasing_gil;
@@ -172,6 +173,16 @@ PYBIND11_MODULE(_native, m) {
         py::arg("ctr_hi"), py::arg("fmt"), py::arg("loc"), py::arg("scale"), py::arg("scaled"),
         py::arg("method"), py::arg("a"), py::arg("b"), py::arg("width"), py::arg("m2"),
         py::arg("lam"), py::arg("mirror"), py::arg("words") = py::none());
+  // The shared constants as this build compiled them, {group: {name: value}}:
+  // tests/test_constants_generated.py holds them to csrc/constants.toml.
+  m.def("constants", [] {
+    py::dict groups;
+    for (const auto& c : ascend_rand::kNamedConstants) {
+      if (!groups.contains(c.group)) groups[c.group] = py::dict();
+      groups[c.group][c.name] = c.value;
+    }
+    return groups;
+  });
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw py::value_error("set_num_threads: n must be >= 1");
     ascend_rand::num_threads_setting().store(n);
