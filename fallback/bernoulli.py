@@ -9,12 +9,10 @@ the Python layer has already validated and allocated.
 import numpy as np
 
 from . import philox
+# ALL_ONES_THRESHOLD, T(p) for p = 1: every word gives a 1 (docs/spec.md sections 4 and
+# 4A, the special case); Ascend pads a packed mask to whole groups of MASK_GROUP_BITS.
+from .constants import ALL_ONES_THRESHOLD, MASK_GROUP_BITS
 from .conversions import curand_uniform
-
-# T(p) for p = 1: every word gives a 1 (docs/spec.md sections 4 and 4A, the special case).
-ALL_ONES_THRESHOLD = 1 << 32
-# Ascend pads a packed mask to whole 128-bit groups.
-MASK_GROUP_BITS = 128
 
 
 def mask_bytes(n):
