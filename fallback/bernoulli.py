@@ -38,8 +38,9 @@ def _constant(threshold, probs):
     return None
 
 
-def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None):
+def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None, word_count=None):
     """Bit i of word i as 0/1 into ``out`` (bool or uint8, n elements)."""
+    philox.check_word_count(word_count, out.size)  # p = 0 or 1 reads none, but counts them
     const = _constant(threshold, probs)
     if const is not None:
         out[...] = const
@@ -49,8 +50,10 @@ def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None):
         out[start:start + w.size] = bits(w, threshold, p)
 
 
-def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None):
+def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None,
+                     word_count=None):
     """The n bits packed little-endian into ``out`` (uint8, mask_bytes(n)), padding 0."""
+    philox.check_word_count(word_count, n)
     const = _constant(threshold, probs)
     if const is not None:
         whole = n // 8

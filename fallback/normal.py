@@ -260,14 +260,16 @@ def _store(out, start, z, fmt, loc, scale, scaled):
         out[start:start + count] = round_f64_to_16(z.astype(np.float64), f16)
 
 
-def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled, words=None):
+def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled, words=None,
+           word_count=None):
     """Standard normals scaled by ``scale`` and shifted by ``loc`` (docs/spec.md 5)."""
     counter = (ctr_lo, ctr_hi)
     per = 2 if fmt == "float64" else 1
     n = out.size
     if method == "box_muller":
         n += n & 1  # an odd tail element still consumes its whole pair
-    for start, w in philox.word_chunks(key, counter, per * n, per, buffer=words):
+    for start, w in philox.word_chunks(key, counter, per * n, per, buffer=words,
+                                       word_count=word_count):
         if method == "box_muller":
             z = _box_muller_f64(w) if per == 2 else _box_muller_f32(w)
         elif per == 2:
@@ -317,7 +319,7 @@ def _trunc_proposal(key, counter, start, first, params, f64):
 
 
 def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, a, b, width, m2,
-                     lam, mirror, words=None):
+                     lam, mirror, words=None, word_count=None):
     """Normals restricted to [a, b] (standard units), then scaled and shifted."""
     counter = (ctr_lo, ctr_hi)
     f64 = fmt == "float64"
@@ -325,7 +327,8 @@ def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, 
     params = (method, a, b, width, m2, lam, mirror)
     ft = np.float64 if f64 else np.float32
     lo_b, hi_b = ft(a), ft(b)
-    for start, w in philox.word_chunks(key, counter, per * out.size, per, buffer=words):
+    for start, w in philox.word_chunks(key, counter, per * out.size, per, buffer=words,
+                                       word_count=word_count):
         first = _join64(w[0::2], w[1::2]) if f64 else w
         if method == METHOD_ZIGGURAT:
             inside = lambda v: (v >= lo_b) & (v <= hi_b)  # noqa: E731

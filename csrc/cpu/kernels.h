@@ -53,6 +53,16 @@ struct TruncSpec {
 void truncated_normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s,
                       bool scaled, double loc, double scale, const TruncSpec& spec);
 
+// The words a float draw of n elements reads: two per float64 element, one otherwise;
+// the normal's Box-Muller reads whole pairs (docs/spec.md 2.2, 5.4).  The bindings hold
+// the plan's word count (ascend_rand/distributions/plan.py words_for) to these.
+inline size_t float_draw_words(FloatFormat fmt, size_t n) {
+  return fmt == FloatFormat::kFloat64 ? 2 * n : n;
+}
+inline size_t normal_draw_words(FloatFormat fmt, NormalMethod method, size_t n) {
+  return float_draw_words(fmt, method == NormalMethod::kBoxMuller ? n + n % 2 : n);
+}
+
 // The SIMD level the kernels run at (dispatch.h: chosen once, ASCEND_RAND_SIMD may lower it).
 const char* simd_level();
 

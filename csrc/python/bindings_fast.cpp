@@ -50,7 +50,8 @@ bool reserve(uint64_t* s, PyObject* acquire, PyObject* release, uint64_t* offset
 }
 
 ascend_rand::FloatFormat format(int code) {
-  if (code < 0 || code >= ascend_rand::kFloatFormatCount) throw py::value_error("philox_draw: unknown float format code");
+  if (code < 0 || code >= ascend_rand::kFloatFormatCount)
+    throw py::value_error("philox_draw: unknown float format code");
   return static_cast<ascend_rand::FloatFormat>(code);
 }
 
@@ -103,7 +104,8 @@ void check(const py::dtype& dtype, size_t n, int kernel, const py::tuple& p) {
     case Kernel::kNormal:
     case Kernel::kTruncatedNormal: {
       static constexpr py::ssize_t kFloatSize[] = {4, 8, 2, 2};  // FloatFormat order
-      static_assert(std::size(kFloatSize) == size_t{ascend_rand::kFloatFormatCount}, "one a format");
+      static_assert(std::size(kFloatSize) == size_t{ascend_rand::kFloatFormatCount},
+                    "a size for every format");
       const int f = integer(p, 0);
       if (f < 0 || f >= ascend_rand::kFloatFormatCount)
         throw py::value_error("philox_draw: unknown float format code");
@@ -215,7 +217,7 @@ void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
     }
     case Kernel::kPermutation: {
       const size_t population = static_cast<size_t>(u64(p, 0));
-      call_releasing_gil(2 * population, [&] {
+      call_releasing_gil(words, [&] {  // the plan's 2 * population
         ascend_rand::permutation(static_cast<uint64_t*>(o), n, population, w);
       });
       break;
