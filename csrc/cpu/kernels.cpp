@@ -564,6 +564,18 @@ void uniform_16(uint16_t* out, size_t n, const DrawWords& s, Format16 f, bool sc
   });
 }
 
+void uniform(void* out, FloatFormat fmt, size_t n, const DrawWords& s, bool scaled, double low,
+             double span) {
+  if (fmt == FloatFormat::kFloat32)
+    uniform_f32(static_cast<float*>(out), n, s, scaled, static_cast<float>(low),
+                static_cast<float>(span));
+  else if (fmt == FloatFormat::kFloat64)
+    uniform_f64(static_cast<double*>(out), n, s, scaled, low, span);
+  else
+    uniform_16(static_cast<uint16_t*>(out), n, s,
+               fmt == FloatFormat::kFloat16 ? kFloat16 : kBFloat16, scaled, low, span);
+}
+
 void integers(void* out, int bytes, size_t n, const DrawWords& s, uint64_t low_bits,
               uint64_t range_minus_1) {
   parallel_for(n, [&](size_t b, size_t e) {

@@ -24,6 +24,10 @@ void uniform_f64(double* out, size_t n, const DrawWords& s, bool scaled, double 
                  double span);
 void uniform_16(uint16_t* out, size_t n, const DrawWords& s, Format16 f, bool scaled,
                 double low, double span);
+// The one of the three for `fmt` (FloatFormat: core/constants.h); a float32 draw's low and
+// span are rounded to float32 here.
+void uniform(void* out, FloatFormat fmt, size_t n, const DrawWords& s, bool scaled, double low,
+             double span);
 
 // low + offset in [0, range_minus_1], written modulo 2^(8 * bytes) into an
 // unsigned array of that width.

@@ -77,18 +77,7 @@ void uniform(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::s
   const size_t n = static_cast<size_t>(out.size());
   const size_t c = word_count(count, ascend_rand::float_draw_words(f, n), "uniform");
   const auto s = draw_words(key, lo, hi, words, c, "uniform");
-  call_releasing_gil(c, [&] {
-    if (f == ascend_rand::FloatFormat::kFloat32)
-      ascend_rand::uniform_f32(static_cast<float*>(data), n, s, scaled, static_cast<float>(low),
-                               static_cast<float>(span));
-    else if (f == ascend_rand::FloatFormat::kFloat64)
-      ascend_rand::uniform_f64(static_cast<double*>(data), n, s, scaled, low, span);
-    else
-      ascend_rand::uniform_16(static_cast<uint16_t*>(data), n, s,
-                              f == ascend_rand::FloatFormat::kFloat16 ? ascend_rand::kFloat16
-                                                                      : ascend_rand::kBFloat16,
-                              scaled, low, span);
-  });
+  call_releasing_gil(c, [&] { ascend_rand::uniform(data, f, n, s, scaled, low, span); });
 }
 
 void normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::string& fmt,

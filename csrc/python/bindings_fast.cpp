@@ -161,18 +161,7 @@ void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
       const auto f = format(integer(p, 0));
       const double low = num(p, 1), span = num(p, 2);
       const bool scaled = flag(p, 3);
-      call_releasing_gil(words, [&] {
-        if (f == ascend_rand::FloatFormat::kFloat32)
-          ascend_rand::uniform_f32(static_cast<float*>(o), n, w, scaled, static_cast<float>(low),
-                                   static_cast<float>(span));
-        else if (f == ascend_rand::FloatFormat::kFloat64)
-          ascend_rand::uniform_f64(static_cast<double*>(o), n, w, scaled, low, span);
-        else
-          ascend_rand::uniform_16(static_cast<uint16_t*>(o), n, w,
-                                  f == ascend_rand::FloatFormat::kFloat16 ? ascend_rand::kFloat16
-                                                                          : ascend_rand::kBFloat16,
-                                  scaled, low, span);
-      });
+      call_releasing_gil(words, [&] { ascend_rand::uniform(o, f, n, w, scaled, low, span); });
       break;
     }
     case Kernel::kIntegers: {
