@@ -43,7 +43,7 @@ def simd_levels():
     """
     from .backend import native
 
-    module = native._native
+    module = native.extension()
     if module is None:
         return None, []
     return module.build_info()["simd"], list(module.simd_levels())

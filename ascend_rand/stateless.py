@@ -41,7 +41,7 @@ def _shortcut(plan, key, counter, backend):
     """The native core's one-call draw of a cached plan (it checks key and counter
     itself), or None: then the caller checks and runs the general path."""
     if backend == "auto" or backend == "native":  # auto: native wherever it is available
-        native = _native_backend._native
+        native = _native_backend.extension()
         if native is not None:
             return native.stateless_draw(key, counter, plan)
     return None

@@ -74,6 +74,17 @@ def _load():
 _native, _import_error = _load()
 
 
+def extension():
+    """The loaded extension module ``ascend_rand._native``, or None where it is unavailable
+    (read at each call: a test that stands the extension down sets ``_native``).
+
+    >>> from ascend_rand.backend import native
+    >>> native.extension() is None or hasattr(native.extension(), "stateless_draw")
+    True
+    """
+    return _native
+
+
 def _build_error():
     try:
         text = resources.files(_PACKAGE).joinpath("_native_build_error.txt").read_text()

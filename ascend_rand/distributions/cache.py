@@ -109,4 +109,5 @@ _HOST_BACKENDS = ("native", "numpy")
 
 
 # csrc/python/bindings_fast.cpp's plan_get is the same rule in one C call.
-plan_get = (_plan_get if _native_backend._native is None else _native_backend._native.plan_get)
+_extension = _native_backend.extension()
+plan_get = _plan_get if _extension is None else _extension.plan_get

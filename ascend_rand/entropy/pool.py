@@ -60,7 +60,7 @@ def _process_key():
 
     Read without any lock, so a child forked while another thread held one can tell.
     """
-    module = _native_backend._native
+    module = _native_backend.extension()
     generation = module.fork_generation() if module is not None and hasattr(module, "fork_generation") else 0
     return os.getpid(), generation
 

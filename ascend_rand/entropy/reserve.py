@@ -63,7 +63,7 @@ class PyReserve:
 
 def new_reserve():
     """A native ``SecretReserve`` when the core is built, else a ``PyReserve``."""
-    module = _native_backend._native
+    module = _native_backend.extension()
     if module is not None and hasattr(module, "SecretReserve"):
         return module.SecretReserve()
     return PyReserve()

@@ -68,7 +68,7 @@ class SourceError(EntropyError):
 
 def _native():
     """The compiled core's hardware-entropy functions, or (None, why not)."""
-    module = _native_backend._native
+    module = _native_backend.extension()
     if module is None:
         return None, _native_backend.NativeBackend().reason
     if not hasattr(module, "hw_entropy_available"):
