@@ -56,7 +56,7 @@ int main() {
   }
   size_t attempts = 0;
   for (uint32_t i : rejected) {
-    uint32_t state = kZigFresh;
+    uint32_t state = kZigguratFresh;
     for (uint32_t a = 0; a < kRetryBlocks; ++a) {
       uint32_t b[4];
       float t;

@@ -11,12 +11,10 @@ import functools
 import numpy as np
 
 from . import philox
+# ALL_ONES_THRESHOLD, T(p) for p = 1: every word gives a 1 (docs/spec.md sections 4 and
+# 4A, the special case); Ascend pads a packed mask to whole groups of MASK_GROUP_BITS.
+from .constants import ALL_ONES_THRESHOLD, MASK_GROUP_BITS
 from .conversions import curand_uniform
-
-# T(p) for p = 1: every word gives a 1 (docs/spec.md sections 4 and 4A, the special case).
-ALL_ONES_THRESHOLD = 1 << 32
-# Ascend pads a packed mask to whole 128-bit groups.
-MASK_GROUP_BITS = 128
 
 
 def mask_bytes(n):
@@ -42,8 +40,9 @@ def _constant(threshold, probs):
     return None
 
 
-def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None):
+def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None, word_count=None):
     """Bit i of word i as 0/1 into ``out`` (bool or uint8, n elements)."""
+    philox.check_word_count(word_count, out.size)  # p = 0 or 1 reads none, but counts them
     const = _constant(threshold, probs)
     if const is not None:
         out[...] = const
@@ -53,8 +52,10 @@ def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None):
         out[start:start + w.size] = bits(w, threshold, p)
 
 
-def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None):
+def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None,
+                     word_count=None):
     """The n bits packed little-endian into ``out`` (uint8, mask_bytes(n)), padding 0."""
+    philox.check_word_count(word_count, n)
     const = _constant(threshold, probs)
     if const is not None:
         whole = n // 8

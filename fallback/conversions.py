@@ -70,14 +70,16 @@ def bits16_to_f64(bits, fmt):
 
 # -- raw words -------------------------------------------------------------------------------------
 
-def raw(out, key, ctr_lo, ctr_hi, words=None):
+def raw(out, key, ctr_lo, ctr_hi, words=None, word_count=None):
     """uint32: word i; uint64: (word 2i << 32) | word 2i+1."""
     counter = (ctr_lo, ctr_hi)
     if out.dtype == np.uint32:
-        for start, w in philox.word_chunks(key, counter, out.size, buffer=words):
+        for start, w in philox.word_chunks(key, counter, out.size, buffer=words,
+                                           word_count=word_count):
             out[start:start + w.size] = w
     else:
-        for start, w in philox.word_chunks(key, counter, 2 * out.size, 2, buffer=words):
+        for start, w in philox.word_chunks(key, counter, 2 * out.size, 2, buffer=words,
+                                           word_count=word_count):
             pairs = w.reshape(-1, 2).astype(np.uint64)
             out[start:start + pairs.shape[0]] = (pairs[:, 0] << _U32) | pairs[:, 1]
 
@@ -104,7 +106,7 @@ def _unit_bits16(w, fmt):
     return h.astype(np.float64) * (2.0 ** -mant_bits)  # (1 + h/2^m) - 1, exactly
 
 
-def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None):
+def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None, word_count=None):
     """[0,1) values, or fl(fl(x * span) + low) in the output format when scaled.
 
     ``out`` is float32/float64, or the uint16 view of a float16/bfloat16 array;
@@ -113,20 +115,23 @@ def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None):
     counter = (ctr_lo, ctr_hi)
     if fmt == "float32":
         f_span, f_low = np.float32(span), np.float32(low)
-        for start, w in philox.word_chunks(key, counter, out.size, buffer=words):
+        for start, w in philox.word_chunks(key, counter, out.size, buffer=words,
+                                           word_count=word_count):
             x = _unit_float32(w)
             if scaled:
                 x = x * f_span + f_low  # two float32 roundings: no FMA in NumPy
             out[start:start + x.size] = x
     elif fmt == "float64":
-        for start, w in philox.word_chunks(key, counter, 2 * out.size, 2, buffer=words):
+        for start, w in philox.word_chunks(key, counter, 2 * out.size, 2, buffer=words,
+                                           word_count=word_count):
             x = _unit_float64(w)
             if scaled:
                 x = x * span + low
             out[start:start + x.size] = x
     else:
         f16 = FORMAT_FLOAT16 if fmt == "float16" else FORMAT_BFLOAT16
-        for start, w in philox.word_chunks(key, counter, out.size, buffer=words):
+        for start, w in philox.word_chunks(key, counter, out.size, buffer=words,
+                                           word_count=word_count):
             x = _unit_bits16(w, f16)
             if scaled:
                 # float64 holds x * span exactly, and a sum of two 16-bit values
@@ -171,7 +176,7 @@ def _mul_high_128x64(limbs, r):
     return (acc[5] << _U32) | acc[4]
 
 
-def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None):
+def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None, word_count=None):
     """low + floor(u * r / 2**b): u the b-bit number of the element's words.
 
     r = range_minus_1 + 1.  r <= 2**32: two words per element (b = 64);
@@ -182,7 +187,8 @@ def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None):
     r = range_minus_1 + 1
     per = 2 if r <= (1 << 32) else 4
     low = np.uint64(low_bits)
-    for start, w in philox.word_chunks(key, counter, per * out.size, per, buffer=words):
+    for start, w in philox.word_chunks(key, counter, per * out.size, per, buffer=words,
+                                       word_count=word_count):
         limbs = w.reshape(-1, per).astype(np.uint64)
         if per == 2:
             off = _mul_high_64x32(limbs[:, 0], limbs[:, 1], r)

@@ -24,6 +24,7 @@ import functools
 import numpy as np
 
 from . import conversions as _conv
+from . import philox
 from .mt19937_charpoly import BARRETT_MU_EXPONENTS, CHARPOLY_EXPONENTS, DEGREE
 
 N = 624
@@ -303,7 +304,8 @@ def mt19937_xpow_mod(e_limbs, kernel="auto"):
 _UNIFORM_FORMATS = ("float32", "float64", "float16", "bfloat16")
 
 
-def mt19937_uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None):
+def mt19937_uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None,
+                    word_count=None):
     """MT19937's uniform conversions of the engine words ``words`` (uint32) into ``out``.
 
     The kernel table's calling convention; uniforms never retry, so ``key``
@@ -323,6 +325,7 @@ def mt19937_uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None
     if fmt not in _UNIFORM_FORMATS:
         raise ValueError(f"mt19937_uniform: unknown format {fmt!r}")
     per = 2 if fmt == "float64" else 1
+    philox.check_word_count(word_count, per * out.size)
     if words.size < per * out.size:
         raise ValueError(f"mt19937_uniform: words holds {words.size} words, "
                          f"the draw reads {per * out.size}")

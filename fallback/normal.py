@@ -10,16 +10,23 @@ import numpy as np
 
 from . import detmath, philox
 from . import ziggurat_tables as zt
+from .constants import (
+    RETRY_BASE,
+    RETRY_BLOCKS,
+    RETRY_SHIFT,
+    TRUNCATED_METHOD_CODES,
+    ZIGGURAT_FRESH,
+    ZIGGURAT_LAYER_MASK,
+    ZIGGURAT_MAGNITUDE_SHIFT_F32,
+    ZIGGURAT_MAGNITUDE_SHIFT_F64,
+    ZIGGURAT_SIGN_SHIFT,
+)
 from .conversions import (
     FORMAT_BFLOAT16,
     FORMAT_FLOAT16,
     _unit_float32,
     round_f64_to_16,
 )
-
-RETRY_BASE = 1 << 63
-RETRY_SHIFT = 10
-RETRY_BLOCKS = 1 << RETRY_SHIFT
 
 _W32 = np.array(zt.W_F32, dtype=np.float32)
 _K32 = np.array(zt.K_F32, dtype=np.uint32)
@@ -32,9 +39,13 @@ _F64 = np.array(zt.F_F64, dtype=np.float64)
 _R64 = zt.R_F64
 _INV_R64 = zt.INV_R_F64
 
-_U8 = np.uint32(8)
-_U9 = np.uint32(9)
-_LAYER = np.uint32(0xFF)
+# The ziggurat's layered word (csrc/constants.toml) in the widths it is read at.
+_SIGN = np.uint32(ZIGGURAT_SIGN_SHIFT)
+_MAG = np.uint32(ZIGGURAT_MAGNITUDE_SHIFT_F32)
+_LAYER = np.uint32(ZIGGURAT_LAYER_MASK)
+_SIGN64 = np.uint64(ZIGGURAT_SIGN_SHIFT)
+_MAG64 = np.uint64(ZIGGURAT_MAGNITUDE_SHIFT_F64)
+_LAYER64 = np.uint64(ZIGGURAT_LAYER_MASK)
 _ONE = np.uint32(1)
 _S32 = np.uint64(32)
 
@@ -44,9 +55,9 @@ BOX_MULLER_TWO_PI_F32 = np.float32(6.2831855)
 BOX_MULLER_U1_MIN_F64 = 1e-7
 BOX_MULLER_TWO_PI_F64 = 6.283185307179586
 
-METHOD_ZIGGURAT = 0
-METHOD_UNIFORM = 1
-METHOD_EXPONENTIAL = 2
+METHOD_ZIGGURAT = TRUNCATED_METHOD_CODES["ziggurat"]
+METHOD_UNIFORM = TRUNCATED_METHOD_CODES["uniform"]
+METHOD_EXPONENTIAL = TRUNCATED_METHOD_CODES["exponential"]
 
 
 def retry_blocks(key, counter, element, attempt):
@@ -65,7 +76,7 @@ def _unit_float64(u):
 
 
 def _open_unit_float32(w):
-    return ((w >> _U9) * np.uint32(2) + _ONE).astype(np.float32) * np.float32(2.0 ** -24)
+    return ((w >> np.uint32(9)) * np.uint32(2) + _ONE).astype(np.float32) * np.float32(2.0 ** -24)
 
 
 def _open_unit_float64(u):
@@ -80,8 +91,8 @@ def _negate_if(x, sign):
 
 def _zig_f32_fast(w):
     layer = w & _LAYER
-    mag = w >> _U9
-    z = _negate_if(mag.astype(np.float32) * _W32[layer], (w >> _U8) & _ONE)
+    mag = w >> _MAG
+    z = _negate_if(mag.astype(np.float32) * _W32[layer], (w >> _SIGN) & _ONE)
     return z, mag < _K32[layer]
 
 
@@ -90,7 +101,7 @@ def _zig_f32_fast(w):
 # only the tail test, as Marsaglia's tail method does, instead of starting over
 # with a new layer (which would keep only the test's acceptance rate, 0.938, of
 # the tail's mass).  ``state`` holds _FRESH or the sign (0 / 1).
-_FRESH = np.uint32(2)
+_FRESH = np.uint32(ZIGGURAT_FRESH)
 
 
 def _zig_f32_slot(state, w, aux1, aux2):
@@ -102,8 +113,8 @@ def _zig_f32_slot(state, w, aux1, aux2):
     """
     in_tail = state != _FRESH
     layer = w & _LAYER
-    sign = np.where(in_tail, state, (w >> _U8) & _ONE)
-    mag = w >> _U9
+    sign = np.where(in_tail, state, (w >> _SIGN) & _ONE)
+    mag = w >> _MAG
     x = mag.astype(np.float32) * _W32[layer]
     z = _negate_if(x, sign)
     ok = ~in_tail & (mag < _K32[layer])
@@ -125,18 +136,18 @@ def _zig_f32_slot(state, w, aux1, aux2):
 
 
 def _zig_f64_fast(u):
-    layer = (u & np.uint64(0xFF)).astype(np.intp)
-    mag = u >> np.uint64(12)
-    z = _negate_if(mag.astype(np.float64) * _W64[layer], (u >> np.uint64(8)) & np.uint64(1))
+    layer = (u & _LAYER64).astype(np.intp)
+    mag = u >> _MAG64
+    z = _negate_if(mag.astype(np.float64) * _W64[layer], (u >> _SIGN64) & np.uint64(1))
     return z, mag < _K64[layer]
 
 
 def _zig_f64_slot(state, u, aux1, aux2):
     """As _zig_f32_slot, with the float64 variant's words and tables."""
     in_tail = state != _FRESH
-    layer = (u & np.uint64(0xFF)).astype(np.intp)
-    sign = np.where(in_tail, state.astype(np.uint64), (u >> np.uint64(8)) & np.uint64(1))
-    mag = u >> np.uint64(12)
+    layer = (u & _LAYER64).astype(np.intp)
+    sign = np.where(in_tail, state.astype(np.uint64), (u >> _SIGN64) & np.uint64(1))
+    mag = u >> _MAG64
     x = mag.astype(np.float64) * _W64[layer]
     z = _negate_if(x, sign)
     ok = ~in_tail & (mag < _K64[layer])
@@ -249,14 +260,16 @@ def _store(out, start, z, fmt, loc, scale, scaled):
         out[start:start + count] = round_f64_to_16(z.astype(np.float64), f16)
 
 
-def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled, words=None):
+def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled, words=None,
+           word_count=None):
     """Standard normals scaled by ``scale`` and shifted by ``loc`` (docs/spec.md 5)."""
     counter = (ctr_lo, ctr_hi)
     per = 2 if fmt == "float64" else 1
     n = out.size
     if method == "box_muller":
         n += n & 1  # an odd tail element still consumes its whole pair
-    for start, w in philox.word_chunks(key, counter, per * n, per, buffer=words):
+    for start, w in philox.word_chunks(key, counter, per * n, per, buffer=words,
+                                       word_count=word_count):
         if method == "box_muller":
             z = _box_muller_f64(w) if per == 2 else _box_muller_f32(w)
         elif per == 2:
@@ -306,7 +319,7 @@ def _trunc_proposal(key, counter, start, first, params, f64):
 
 
 def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, a, b, width, m2,
-                     lam, mirror, words=None):
+                     lam, mirror, words=None, word_count=None):
     """Normals restricted to [a, b] (standard units), then scaled and shifted."""
     counter = (ctr_lo, ctr_hi)
     f64 = fmt == "float64"
@@ -314,7 +327,8 @@ def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, 
     params = (method, a, b, width, m2, lam, mirror)
     ft = np.float64 if f64 else np.float32
     lo_b, hi_b = ft(a), ft(b)
-    for start, w in philox.word_chunks(key, counter, per * out.size, per, buffer=words):
+    for start, w in philox.word_chunks(key, counter, per * out.size, per, buffer=words,
+                                       word_count=word_count):
         first = _join64(w[0::2], w[1::2]) if f64 else w
         if method == METHOD_ZIGGURAT:
             inside = lambda v: (v >= lo_b) & (v <= hi_b)  # noqa: E731

@@ -22,20 +22,22 @@ _MASK32 = np.uint64(0xFFFFFFFF)
 SPARSE_CHOICE_RATIO = 8
 
 
-def sort_keys(key, ctr_lo, ctr_hi, n, words=None):
+def sort_keys(key, ctr_lo, ctr_hi, n, words=None, word_count=None):
     """The n 64-bit sort keys: exactly the raw uint64 draw of n elements."""
     keys = np.empty(n, dtype=np.uint64)
     if n:
-        raw(keys, key, ctr_lo, ctr_hi, words)
+        raw(keys, key, ctr_lo, ctr_hi, words, word_count)
+    else:
+        philox.check_word_count(word_count, 0)
     return keys
 
 
-def permutation(out, key, ctr_lo, ctr_hi, n, words=None):
+def permutation(out, key, ctr_lo, ctr_hi, n, words=None, word_count=None):
     """The first ``out.size`` (<= n) entries of the permutation of range(n).
 
     A stable argsort orders equal keys by index: the (key, index) order.
     """
-    order = np.argsort(sort_keys(key, ctr_lo, ctr_hi, n, words), kind="stable")
+    order = np.argsort(sort_keys(key, ctr_lo, ctr_hi, n, words, word_count), kind="stable")
     out[:] = order[:out.size]
 
 
@@ -60,15 +62,16 @@ def weighted_order(keys, p):
     return np.lexsort((es, ~positive))
 
 
-def weighted_choice(out, key, ctr_lo, ctr_hi, p, words=None):
+def weighted_choice(out, key, ctr_lo, ctr_hi, p, words=None, word_count=None):
     """The first ``out.size`` (<= p.size) indices of the Efraimidis-Spirakis order.
 
     The keys are the raw uint64 draw of ``p.size`` elements (words 0 .. 2n - 1),
     as for a permutation; ``p`` is the float64 weights (docs/spec.md section 4A.2).
     """
-    if out.size == 0:
+    if out.size == 0:  # no keys are drawn
+        philox.check_word_count(word_count, 0)
         return
-    order = weighted_order(sort_keys(key, ctr_lo, ctr_hi, p.size, words), p)
+    order = weighted_order(sort_keys(key, ctr_lo, ctr_hi, p.size, words, word_count), p)
     out[:] = order[:out.size]
 
 
@@ -108,7 +111,7 @@ def _mul_high_128(limbs, r):
     return (acc[5] << _U32) | acc[4]
 
 
-def sparse_targets(k, key, ctr_lo, ctr_hi, n, words=None):
+def sparse_targets(k, key, ctr_lo, ctr_hi, n, words=None, word_count=None):
     """Step j's swap target r_j = j + (a draw from [0, n - j)), j < k, as a uint64 array.
 
     Every step reads ``per = sparse_choice_words(n)`` words, step j words
@@ -117,7 +120,8 @@ def sparse_targets(k, key, ctr_lo, ctr_hi, n, words=None):
     """
     per = sparse_choice_words(n)
     targets = np.empty(k, dtype=np.uint64)
-    for start, w in philox.word_chunks(key, (ctr_lo, ctr_hi), per * k, per, buffer=words):
+    for start, w in philox.word_chunks(key, (ctr_lo, ctr_hi), per * k, per, buffer=words,
+                                       word_count=word_count):
         limbs = w.reshape(-1, per).astype(np.uint64)
         j = np.arange(start, start + limbs.shape[0], dtype=np.uint64)
         r = np.uint64(n) - j
@@ -129,7 +133,7 @@ def sparse_targets(k, key, ctr_lo, ctr_hi, n, words=None):
     return targets
 
 
-def choice_sparse(out, key, ctr_lo, ctr_hi, n, words=None):
+def choice_sparse(out, key, ctr_lo, ctr_hi, n, words=None, word_count=None):
     """The first ``out.size`` (<= n) entries of a uniform permutation of range(n), by a
     forward Fisher-Yates on a virtual array: step j swaps positions j and r_j and
     takes the value now at j.  Only displaced positions are stored (a dict), so
@@ -139,8 +143,9 @@ def choice_sparse(out, key, ctr_lo, ctr_hi, n, words=None):
     if k > n:
         raise ValueError("choice_sparse: out is longer than n")
     if k == 0:
+        philox.check_word_count(word_count, 0)
         return
-    targets = sparse_targets(k, key, ctr_lo, ctr_hi, n, words).tolist()
+    targets = sparse_targets(k, key, ctr_lo, ctr_hi, n, words, word_count).tolist()
     moved = {}  # position -> value, for positions that no longer hold themselves
     get = moved.get
     for j, r in enumerate(targets):

@@ -90,14 +90,24 @@ def words(key, counter, first_word, n):
     return blocks(key, counter, first_block, nblocks).reshape(-1)[skip:skip + n]
 
 
-def word_chunks(key, counter, nwords, words_per_element=1, buffer=None):
+def check_word_count(word_count, nwords):
+    """A kernel's ``word_count`` (the plan's words, distributions/plan.py ``words_for``; None
+    where the caller gives none) against the ``nwords`` the draw reads: a ValueError naming
+    it when they differ, as the native bindings raise (csrc/python/bindings_common.h)."""
+    if word_count is not None and word_count != nwords:
+        raise ValueError(f"word_count={word_count}, but the draw reads {nwords} words")
+
+
+def word_chunks(key, counter, nwords, words_per_element=1, buffer=None, word_count=None):
     """Yield ``(start_element, words)`` pieces covering ``nwords`` words in order.
 
     Pieces hold a whole number of elements of ``words_per_element`` words, so
     callers convert each piece independently.  The words are the Philox
     stream's, or, when ``buffer`` is given (an engine without a counter, such
-    as MT19937, filled it in stream order), that buffer's.
+    as MT19937, filled it in stream order), that buffer's.  ``word_count``: the
+    caller's count of them (check_word_count).
     """
+    check_word_count(word_count, nwords)
     if buffer is not None and buffer.size < nwords:
         raise ValueError(f"words holds {buffer.size} words, the draw reads {nwords}")
     step = max(words_per_element, CHUNK_WORDS - CHUNK_WORDS % words_per_element)

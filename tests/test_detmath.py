@@ -406,11 +406,11 @@ def cpp_constants():
 def py_constants():
     text = PYFILE.read_text()
     out = {}
-    for name, value in re.findall(r"^_(\w+) = _h\(\"(-?0x[0-9a-fA-F.]+p[-+]?\d+)\"\)", text, re.M):
+    for name, value in re.findall(r"^([A-Z]\w*) = _h\(\"(-?0x[0-9a-fA-F.]+p[-+]?\d+)\"\)", text, re.M):
         out[_norm(name)] = ("f32", np.float32(float.fromhex(value)).view(np.uint32).item())
-    for name, value in re.findall(r"^_(\w+) = _d\(\"(-?0x[0-9a-fA-F.]+p[-+]?\d+)\"\)", text, re.M):
+    for name, value in re.findall(r"^([A-Z]\w*) = _d\(\"(-?0x[0-9a-fA-F.]+p[-+]?\d+)\"\)", text, re.M):
         out[_norm(name)] = ("f64", np.float64(float.fromhex(value)).view(np.uint64).item())
-    for name, value in re.findall(r"^_(\w+) = np\.u?int(?:32|64)\((0x[0-9a-fA-F]+)\)", text, re.M):
+    for name, value in re.findall(r"^([A-Z]\w*) = np\.u?int(?:32|64)\((0x[0-9a-fA-F]+)\)", text, re.M):
         out[_norm(name)] = ("int", int(value, 16))
     return out
 

@@ -173,7 +173,7 @@ def hex32(v):
 # -- reading the implementations (also used by tests/test_detmath.py) -----------------------------
 
 CPP_RE = re.compile(r"constexpr float k(\w+) = (-?0x[0-9a-fA-F.]+p[-+]?\d+)f;")
-PY_RE = re.compile(r"^_(\w+) = _h\(\"(-?0x[0-9a-fA-F.]+p[-+]?\d+)\"\)", re.M)
+PY_RE = re.compile(r"^([A-Z]\w*) = _h\(\"(-?0x[0-9a-fA-F.]+p[-+]?\d+)\"\)", re.M)
 
 
 def parse_cpp(text):
@@ -212,7 +212,7 @@ def main():
         print(f"constexpr float k{camel(name)} = {hex32(v)}f;")
     print("\n# Python (fallback/detmath.py)")
     for name, v in consts.items():
-        print(f'_{name} = _h("{hex32(v)}")')
+        print(f'{name} = _h("{hex32(v)}")')
     return 0
 
 

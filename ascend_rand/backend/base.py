@@ -4,7 +4,10 @@ Every backend runs the same kernel table (``KERNEL_NAMES``): a kernel is
 called as ``kernel(out, key, ctr_lo, ctr_hi, *params, words=None)`` on the
 flat bits view of the output and fills it from the Philox stream ``(key,
 (ctr_lo, ctr_hi))``, or from ``words`` (an engine's uint32 words in stream
-order; ``(key, counter)`` then names only the retry region).  The MT19937
+order; ``(key, counter)`` then names only the retry region).  The host tables
+(native and NumPy) take ``word_count=``, the plan's words, too: the kernel
+checks it against what it reads (a ValueError naming it), and the native
+bindings size their work by it instead of restating the words rule.  The MT19937
 state kernels (``mt19937_*``) update an engine's (key, pos) arrays in place;
 ``derive(out, seeds, tags)`` is one step of seed derivation over uint64 arrays.
 """
@@ -400,12 +403,8 @@ class HostBackend(Backend):
         if plan.count:
             bits = _BITS_VIEW.get(plan.dtype)
             fn = self._fns.get(plan.kernel) or self.kernel(plan.kernel)
-            if words is None:
-                fn(flat if bits is None else flat.view(bits), key, counter[0], counter[1],
-                   *plan.params)
-            else:
-                fn(flat if bits is None else flat.view(bits), key, counter[0], counter[1],
-                   *plan.params, words=words)
+            fn(flat if bits is None else flat.view(bits), key, counter[0], counter[1],
+               *plan.params, words=words, word_count=plan.words)
             if into is not None:
                 into[...] = flat
         if tensor is not None:

@@ -324,8 +324,8 @@ def _cpu_line(forced):
 def _device_present(torch, device_type):
     if device_type == "cuda":
         return torch.cuda.is_available(), "no CUDA device is visible"
-    from .torch import _npu_state  # imports torch_npu only where it is installed
-    ok, why = _npu_state()
+    from .torch import npu_state  # imports torch_npu only where it is installed
+    ok, why = npu_state()
     return ok, why
 
 

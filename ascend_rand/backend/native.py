@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from .. import _dtypes, _extension
+from ..fallback.constants import FLOAT_FORMAT_CODES, KERNEL_CODES, NORMAL_METHOD_CODES
 from .base import KERNEL_NAMES, HostBackend
 
 # What the one-call draws and the plan cache call besides the kernel table.
@@ -40,8 +41,8 @@ def _incomplete(module):
 # (a table of 16 bytes per member): larger permutations take the general path, where a
 # failed allocation gives the reservation back (generator.py, docs/spec.md 2.2).
 _SMALL_PERMUTATION = 1 << 16
-_FORMATS = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3}
-_METHODS = {"ziggurat": 0, "box_muller": 1}
+_FORMATS = FLOAT_FORMAT_CODES
+_METHODS = NORMAL_METHOD_CODES
 
 
 def native_form(plan):
@@ -59,23 +60,24 @@ def native_form(plan):
         return False
     k, p = plan.kernel, plan.params
     if k == "raw":
-        code, args = 0, ()
+        args = ()
     elif k == "uniform":
-        code, args = 1, (_FORMATS[p[0]],) + p[1:]
+        args = (_FORMATS[p[0]],) + p[1:]
     elif k == "integers":
-        code, args = 2, p
+        args = p
     elif k == "normal":
-        code, args = 3, (_FORMATS[p[0]], _METHODS[p[1]]) + p[2:]
+        args = (_FORMATS[p[0]], _METHODS[p[1]]) + p[2:]
     elif k == "truncated_normal":
-        code, args = 4, (_FORMATS[p[0]],) + p[1:]
+        args = (_FORMATS[p[0]],) + p[1:]
     elif k == "bernoulli" and p[1] is None:
-        code, args = 5, (p[0],)
+        args = (p[0],)
     elif k == "bernoulli_packed" and p[2] is None:
-        code, args = 6, (p[0], p[1])
+        args = (p[0], p[1])
     elif k == "permutation" and p[0] <= _SMALL_PERMUTATION:
-        code, args = 7, p
+        args = p
     else:
         return False
+    code = KERNEL_CODES[k]
     return (np.dtype(_dtypes.NUMPY[plan.dtype]), tuple(plan.shape), bool(plan.scalar), code,
             plan.words, args)
 

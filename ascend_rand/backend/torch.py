@@ -181,7 +181,7 @@ def empty_cpu(count, dtype):
 
 # -- the backend --------------------------------------------------------------------------------
 
-def _npu_state():
+def npu_state():
     """(available, reason) of torch_npu here, importing it (and torch) to find out."""
     if importlib.util.find_spec("torch") is None:
         return False, "torch is not installed (pip install 'ascend_rand[torch]')"
@@ -286,7 +286,7 @@ class TorchBackend(Backend):
             return self
         torch = _torch()
         if isinstance(device, str) and device.split(":")[0] == "npu":
-            ok, why = _npu_state()
+            ok, why = npu_state()
             if not ok:
                 from .base import BackendUnavailableError
                 raise BackendUnavailableError(f"device {device!r}: {why}")
@@ -473,11 +473,11 @@ class NpuBackend(TorchBackend):
 
     @property
     def available(self):
-        return _npu_state()[0]
+        return npu_state()[0]
 
     @property
     def reason(self):
-        return _npu_state()[1]
+        return npu_state()[1]
 
     def report(self):
         return {"available": self.available, "reason": self.reason}

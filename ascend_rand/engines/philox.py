@@ -17,17 +17,21 @@ import numpy as np
 
 from .. import _validate
 from ..backend import resolve as resolve_backend
+
+# The eight uint64 slots shared with the native code (csrc/constants.toml; numpy's capsule
+# in csrc/python/bindings_bitgen.cpp, the one-call draw in bindings_fast.cpp): seed,
+# offset, the word interface's block and index, a buffered block, and flags, whose bit
+# EXHAUSTED marks an offset of 2**64 (bits 1..63: words numpy asked the capsule for
+# after that, docs/spec.md 2.6).
+from ..fallback.constants import (
+    PHILOX_BLOCK as BLOCK, PHILOX_BUF01 as BUF01, PHILOX_BUF23 as BUF23,
+    PHILOX_EXHAUSTED as EXHAUSTED, PHILOX_FLAGS as FLAGS, PHILOX_INDEX as INDEX,
+    PHILOX_OFFSET as OFFSET, PHILOX_SEED as SEED, PHILOX_SLOTS as _SLOTS, PHILOX_VALID as VALID,
+)
 from .base import Engine, _spawned_of, entropy_words
 
-# The eight uint64 slots shared with the native code (csrc/python/bindings_bitgen.cpp
-# and bindings_fast.cpp): seed, offset, the word interface's block and index, a
-# buffered block, and flags.
 ENGINE = "philox"
 ALGORITHM = "philox4x32_10"  # what counter_state names: Random123's Philox4x32-10
-SEED, OFFSET, BLOCK, INDEX, BUF01, BUF23, VALID, FLAGS = range(8)
-EXHAUSTED = 1  # the FLAGS bit of an offset of 2**64
-# FLAGS bits 1..63: words numpy asked the capsule for after that (docs/spec.md 2.6)
-_SLOTS = 8
 _U64 = 1 << 64
 _WORDS_PER_OFFSET = 1 << 66  # 2**64 blocks of 4 words
 _STREAM_WORDS = _U64 * _WORDS_PER_OFFSET  # 2**130: the word interface's whole stream

@@ -8,20 +8,20 @@
 #include <cstdint>
 #include <cstring>
 
+#include "constants.h"
 #include "conversions.h"
 #include "device.h"
 
 namespace ascend_rand {
 
-// T(p) for p = 1: every word gives a 1.  The bare rule f(w) < 1.0f would give
-// 0 for the top 128 words, whose f(w) rounds up to 1.0f (docs/spec.md section 4.3).
-constexpr uint64_t kAllOnesThreshold = uint64_t{1} << 32;
+// kAllOnesThreshold (constants.h) is T(p) for p = 1: every word gives a 1.  The bare
+// rule f(w) < 1.0f would give 0 for the top 128 words, whose f(w) rounds up to 1.0f
+// (docs/spec.md section 4.3).
 
-// Ascend pads a packed mask to whole 128-bit groups: ceil(n / 128) * 16 bytes.
-constexpr size_t kMaskGroupBits = 128;
-
-// (Rounded up without n + 127, which wraps for n near 2**64 and made a mask of
-// 2**64 - 1 bits 0 bytes long: a caller's empty buffer then passed the size check.)
+// Ascend pads a packed mask to whole groups of kMaskGroupBits = 128 bits (constants.h):
+// ceil(n / 128) * 16 bytes.  (Rounded up without n + 127, which wraps for n near 2**64
+// and made a mask of 2**64 - 1 bits 0 bytes long: a caller's empty buffer then passed
+// the size check.)
 ASCEND_RAND_HD size_t mask_bytes(size_t n) {
   return (n / kMaskGroupBits + (n % kMaskGroupBits != 0)) * (kMaskGroupBits / 8);
 }

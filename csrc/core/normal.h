@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "constants.h"
 #include "conversions.h"
 #include "detmath.h"
 #include "device.h"
@@ -20,10 +21,8 @@ namespace ascend_rand {
 // -- the retry region (section 5.2) -------------------------------------------------------------
 // Rejected elements draw again from blocks addressed by (element, attempt) alone:
 // block R(i, a) = C + 2^63 + i * 2^10 + a, a < 2^10.  A draw's own words use
-// blocks C .. C + n/4, far below 2^63, so the regions never meet.
-constexpr uint64_t kRetryBase = uint64_t{1} << 63;
-constexpr int kRetryShift = 10;
-constexpr uint32_t kRetryBlocks = 1u << kRetryShift;
+// blocks C .. C + n/4, far below 2^63, so the regions never meet.  kRetryBase,
+// kRetryShift and kRetryBlocks are the table's (constants.h).
 
 // The counter of block R(i, a) of the draw at counter C.
 ASCEND_RAND_HD Counter128 retry_counter(Counter128 c, uint64_t i, uint32_t a) {
@@ -60,9 +59,9 @@ ASCEND_RAND_HD double negate_if(double x, uint64_t sign) { return sign ? -x : x;
 // Word: bits 0-7 layer, bit 8 sign, bits 9-31 magnitude (23 bits).
 
 ASCEND_RAND_HD bool ziggurat_f32_fast(uint32_t w, float* z) {
-  const uint32_t layer = w & 0xFFu;
-  const uint32_t mag = w >> 9;
-  *z = negate_if(static_cast<float>(mag) * ziggurat::kW_f32[layer], (w >> 8) & 1u);
+  const uint32_t layer = w & kZigguratLayerMask;
+  const uint32_t mag = w >> kZigguratMagnitudeShiftF32;
+  *z = negate_if(static_cast<float>(mag) * ziggurat::kW_f32[layer], (w >> kZigguratSignShift) & 1u);
   return mag < ziggurat::kK_f32[layer];
 }
 
@@ -76,20 +75,20 @@ ASCEND_RAND_HD bool ziggurat_f32_tail(uint32_t sign, uint32_t p, uint32_t q, flo
 }
 
 // What an element carries from one attempt slot to the next (docs/spec.md 5.3,
-// "Attempts"): fresh, or in the tail with sign 0 / 1 after a failed tail test.
-constexpr uint32_t kZigFresh = 2;
+// "Attempts"): fresh (kZigguratFresh, constants.h), or in the tail with sign 0 / 1
+// after a failed tail test.
 
 // One fresh slot (steps 1-3): layered word w, auxiliary words for the wedge or
 // tail test.  *tail_sign is set to the sign when the tail test fails, so that
 // the next slot repeats the tail test instead of starting over.
 ASCEND_RAND_HD bool ziggurat_f32_attempt(uint32_t w, uint32_t aux1, uint32_t aux2, float* z,
                                  uint32_t* tail_sign) {
-  const uint32_t layer = w & 0xFFu;
-  const uint32_t sign = (w >> 8) & 1u;
-  const uint32_t mag = w >> 9;
+  const uint32_t layer = w & kZigguratLayerMask;
+  const uint32_t sign = (w >> kZigguratSignShift) & 1u;
+  const uint32_t mag = w >> kZigguratMagnitudeShiftF32;
   const float x = static_cast<float>(mag) * ziggurat::kW_f32[layer];
   *z = negate_if(x, sign);
-  *tail_sign = kZigFresh;
+  *tail_sign = kZigguratFresh;
   if (mag < ziggurat::kK_f32[layer]) return true;
   if (layer == 0) {  // the tail beyond r; a failed test keeps the candidate +-x
     float t;
@@ -105,16 +104,16 @@ ASCEND_RAND_HD bool ziggurat_f32_attempt(uint32_t w, uint32_t aux1, uint32_t aux
   return y < exp_f32(-0.5f * (x * x));
 }
 
-// Slot s of an element in state *state (kZigFresh or a tail sign): a fresh slot
+// Slot s of an element in state *state (kZigguratFresh or a tail sign): a fresh slot
 // runs ziggurat_f32_attempt on its layered word w, a tail slot only the tail
 // test on p, q (w is not read).  Marsaglia's tail method repeats its test until
 // it accepts; starting over with a new layer instead would keep only the test's
 // acceptance rate r Q(r) / phi(r) = 0.938 of the tail's mass.  An accepted
 // candidate leaves the element fresh, whatever the caller's bounds make of it.
 ASCEND_RAND_HD bool ziggurat_f32_slot(uint32_t* state, uint32_t w, uint32_t p, uint32_t q, float* z) {
-  if (*state != kZigFresh) {
+  if (*state != kZigguratFresh) {
     if (!ziggurat_f32_tail(*state, p, q, z)) return false;
-    *state = kZigFresh;
+    *state = kZigguratFresh;
     return true;
   }
   return ziggurat_f32_attempt(w, p, q, z, state);
@@ -125,7 +124,7 @@ ASCEND_RAND_HD bool ziggurat_f32_slot(uint32_t* state, uint32_t w, uint32_t p, u
 template <class Keep>
 ASCEND_RAND_HD bool ziggurat_f32_retry(uint64_t key, Counter128 c, uint64_t i, uint32_t w0, Keep keep,
                                float* z) {
-  uint32_t state = kZigFresh;
+  uint32_t state = kZigguratFresh;
   for (uint32_t a = 0; a < kRetryBlocks; ++a) {
     uint32_t b[4];
     retry_block(key, c, i, a, b);
@@ -139,9 +138,9 @@ ASCEND_RAND_HD bool ziggurat_f32_retry(uint64_t key, Counter128 c, uint64_t i, u
 // bits 12-63 magnitude (52 bits).  Attempt a uses blocks R(i, 2a) and R(i, 2a+1).
 
 ASCEND_RAND_HD bool ziggurat_f64_fast(uint64_t u, double* z) {
-  const uint32_t layer = static_cast<uint32_t>(u & 0xFFu);
-  const uint64_t mag = u >> 12;
-  *z = negate_if(static_cast<double>(mag) * ziggurat::kW_f64[layer], (u >> 8) & 1u);
+  const uint32_t layer = static_cast<uint32_t>(u & kZigguratLayerMask);
+  const uint64_t mag = u >> kZigguratMagnitudeShiftF64;
+  *z = negate_if(static_cast<double>(mag) * ziggurat::kW_f64[layer], (u >> kZigguratSignShift) & 1u);
   return mag < ziggurat::kK_f64[layer];
 }
 
@@ -155,12 +154,12 @@ ASCEND_RAND_HD bool ziggurat_f64_tail(uint64_t sign, uint64_t p, uint64_t q, dou
 // As ziggurat_f32_attempt: *tail_sign becomes the sign when the tail test fails.
 ASCEND_RAND_HD bool ziggurat_f64_attempt(uint64_t u, uint64_t aux1, uint64_t aux2, double* z,
                                  uint32_t* tail_sign) {
-  const uint32_t layer = static_cast<uint32_t>(u & 0xFFu);
-  const uint64_t sign = (u >> 8) & 1u;
-  const uint64_t mag = u >> 12;
+  const uint32_t layer = static_cast<uint32_t>(u & kZigguratLayerMask);
+  const uint64_t sign = (u >> kZigguratSignShift) & 1u;
+  const uint64_t mag = u >> kZigguratMagnitudeShiftF64;
   const double x = static_cast<double>(mag) * ziggurat::kW_f64[layer];
   *z = negate_if(x, sign);
-  *tail_sign = kZigFresh;
+  *tail_sign = kZigguratFresh;
   if (mag < ziggurat::kK_f64[layer]) return true;
   if (layer == 0) {
     double t;
@@ -179,9 +178,9 @@ ASCEND_RAND_HD bool ziggurat_f64_attempt(uint64_t u, uint64_t aux1, uint64_t aux
 
 // As ziggurat_f32_slot, with the float64 variant's p and q.
 ASCEND_RAND_HD bool ziggurat_f64_slot(uint32_t* state, uint64_t u, uint64_t p, uint64_t q, double* z) {
-  if (*state != kZigFresh) {
+  if (*state != kZigguratFresh) {
     if (!ziggurat_f64_tail(*state, p, q, z)) return false;
-    *state = kZigFresh;
+    *state = kZigguratFresh;
     return true;
   }
   return ziggurat_f64_attempt(u, p, q, z, state);
@@ -191,7 +190,7 @@ ASCEND_RAND_HD bool ziggurat_f64_slot(uint32_t* state, uint64_t u, uint64_t p, u
 template <class Keep>
 ASCEND_RAND_HD bool ziggurat_f64_retry(uint64_t key, Counter128 c, uint64_t i, uint64_t u0, Keep keep,
                                double* z) {
-  uint32_t state = kZigFresh;
+  uint32_t state = kZigguratFresh;
   for (uint32_t a = 0; a < kRetryBlocks / 2; ++a) {
     uint32_t b0[4], b1[4];
     retry_block(key, c, i, 2 * a, b0);
@@ -229,8 +228,8 @@ ASCEND_RAND_HD void box_muller_f64(uint64_t a, uint64_t b, double* e0, double* e
 }
 
 // -- truncated normal -------------------------------------------------------------------------
-// Standard-unit bounds [a, b]; the method is chosen once, in Python, from a and b.
-enum class TruncMethod : int { kZiggurat = 0, kUniform = 1, kExponential = 2 };
+// Standard-unit bounds [a, b]; the method (TruncMethod, constants.h) is chosen once, in
+// Python, from a and b.
 
 template <class T>
 struct TruncParams {

@@ -236,14 +236,14 @@ struct ZigguratQueue {
   alignas(64) uint64_t index[kRetryChunk];
   alignas(64) uint32_t first[kRetryChunk];
   alignas(64) uint32_t attempt[kRetryChunk];
-  alignas(64) uint32_t state[kRetryChunk];  // kZigFresh, or the sign of an element in the tail
+  alignas(64) uint32_t state[kRetryChunk];  // kZigguratFresh, or the sign of an element in the tail
   size_t count = 0;
 
   void push(uint64_t i, uint32_t w, uint32_t first_attempt) {
     index[count] = i;
     first[count] = w;
     attempt[count] = first_attempt;
-    state[count] = kZigFresh;
+    state[count] = kZigguratFresh;
     ++count;
   }
 };
@@ -281,13 +281,13 @@ void ziggurat_f32_round(const DrawWords& s, const ZigguratBounds& bounds, Ziggur
       f1[kRetryChunk], ref[kRetryChunk];
   alignas(64) uint32_t limit[kRetryChunk];
   for (size_t j = 0; j < live; ++j) {  // table lookups
-    uint32_t layer = word[j] & 0xFFu;
+    uint32_t layer = word[j] & kZigguratLayerMask;
 #if defined(__GNUC__)
     // Kept scalar: a gather costs more than a cycle per element on Zen 4,
     // four plain loads a fraction of one.
     __asm__("" : "+r"(layer));
 #endif
-    x[j] = static_cast<float>(word[j] >> 9) * ziggurat::kW_f32[layer];
+    x[j] = static_cast<float>(word[j] >> kZigguratMagnitudeShiftF32) * ziggurat::kW_f32[layer];
     limit[j] = ziggurat::kK_f32[layer];
     f0[j] = ziggurat::kF_f32[layer];
     f1[j] = ziggurat::kF_f32[layer + 1];
@@ -301,17 +301,17 @@ void ziggurat_f32_round(const DrawWords& s, const ZigguratBounds& bounds, Ziggur
   alignas(64) uint32_t again[kRetryChunk], next_state[kRetryChunk];
   for (size_t j = 0; j < live; ++j) {  // selects as bit operations, so that this vectorises too
     // A tail slot (state = the sign) runs only the tail test; a fresh slot
-    // (state = kZigFresh) steps 1-3 on its word.
-    const uint32_t in_tail = q.state[j] != kZigFresh;
+    // (state = kZigguratFresh) steps 1-3 on its word.
+    const uint32_t in_tail = q.state[j] != kZigguratFresh;
     const uint32_t fresh = in_tail ^ 1u;
-    const uint32_t base = (word[j] & 0xFFu) == 0;
-    const uint32_t fast = (word[j] >> 9) < limit[j];
+    const uint32_t base = (word[j] & kZigguratLayerMask) == 0;
+    const uint32_t fast = (word[j] >> kZigguratMagnitudeShiftF32) < limit[j];
     const uint32_t tail = yt[j] + yt[j] > xt[j] * xt[j];
     const float y = f0[j] + unit_float32(aux1[j]) * (f1[j] - f0[j]);
     const uint32_t wedge = y < ref[j];
     // whether this slot ran the tail test: a tail slot, or a fresh one that failed step 1 in layer 0
     const uint32_t tested = in_tail | (base & (fast ^ 1u));
-    const uint32_t sign = (in_tail & q.state[j]) | (fresh & (word[j] >> 8));  // state: 0 or 1 in the tail
+    const uint32_t sign = (in_tail & q.state[j]) | (fresh & (word[j] >> kZigguratSignShift));  // state: 0 or 1 in the tail
     const float r_plus = ziggurat::kR_f32 + xt[j];
     // tail slot: +-(R + xt) whether accepted or not; fresh slot: +-x unless the tail accepted
     const float mag = detmath::blend((in_tail | (base & (fast ^ 1u) & tail)) != 0, r_plus, x[j]);
@@ -324,7 +324,7 @@ void ziggurat_f32_round(const DrawWords& s, const ZigguratBounds& bounds, Ziggur
     // a failed tail test stays in the tail; anything accepted (even refused by the bounds) or a
     // failed wedge starts the next slot fresh
     const uint32_t stay = 0u - (tested & (zig ^ 1u));  // all ones: stays in the tail
-    next_state[j] = (sign & stay) | (kZigFresh & ~stay);
+    next_state[j] = (sign & stay) | (kZigguratFresh & ~stay);
   }
   size_t kept = 0;
   for (size_t j = 0; j < live; ++j) {
@@ -562,6 +562,18 @@ void uniform_16(uint16_t* out, size_t n, const DrawWords& s, Format16 f, bool sc
       uniform_16_piece<decltype(isa)::value>(out, b, e, s, f, scaled, low, span);
     });
   });
+}
+
+void uniform(void* out, FloatFormat fmt, size_t n, const DrawWords& s, bool scaled, double low,
+             double span) {
+  if (fmt == FloatFormat::kFloat32)
+    uniform_f32(static_cast<float*>(out), n, s, scaled, static_cast<float>(low),
+                static_cast<float>(span));
+  else if (fmt == FloatFormat::kFloat64)
+    uniform_f64(static_cast<double*>(out), n, s, scaled, low, span);
+  else
+    uniform_16(static_cast<uint16_t*>(out), n, s,
+               fmt == FloatFormat::kFloat16 ? kFloat16 : kBFloat16, scaled, low, span);
 }
 
 void integers(void* out, int bytes, size_t n, const DrawWords& s, uint64_t low_bits,

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/constants.h"
 #include "core/conversions.h"
 #include "cpu/draw_words.h"
 
@@ -23,14 +24,15 @@ void uniform_f64(double* out, size_t n, const DrawWords& s, bool scaled, double 
                  double span);
 void uniform_16(uint16_t* out, size_t n, const DrawWords& s, Format16 f, bool scaled,
                 double low, double span);
+// The one of the three for `fmt` (FloatFormat: core/constants.h); a float32 draw's low and
+// span are rounded to float32 here.
+void uniform(void* out, FloatFormat fmt, size_t n, const DrawWords& s, bool scaled, double low,
+             double span);
 
 // low + offset in [0, range_minus_1], written modulo 2^(8 * bytes) into an
 // unsigned array of that width.
 void integers(void* out, int bytes, size_t n, const DrawWords& s, uint64_t low_bits,
               uint64_t range_minus_1);
-
-// The output formats of the float distributions.
-enum class FloatFormat : int { kFloat32 = 0, kFloat64 = 1, kFloat16 = 2, kBFloat16 = 3 };
 
 // MT19937's uniform conversions (docs/spec.md sections 6.3 and 6.9) of the
 // caller's engine words (two per float64 element, one otherwise), then
@@ -40,8 +42,8 @@ void mt19937_uniform(void* out, FloatFormat fmt, size_t n, const uint32_t* words
                      double low, double span);
 
 // Standard normals z, written as fl(fl(z * scale) + loc) when scaled, computed in
-// float32 (float64 for kFloat64) and rounded once to a 16-bit format.
-enum class NormalMethod : int { kZiggurat = 0, kBoxMuller = 1 };
+// float32 (float64 for kFloat64) and rounded once to a 16-bit format.  FloatFormat and
+// NormalMethod are the table's codes (core/constants.h).
 void normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s, NormalMethod method,
             bool scaled, double loc, double scale);
 
@@ -54,6 +56,16 @@ struct TruncSpec {
 };
 void truncated_normal(void* out, FloatFormat fmt, size_t n, const DrawWords& s,
                       bool scaled, double loc, double scale, const TruncSpec& spec);
+
+// The words a float draw of n elements reads: two per float64 element, one otherwise;
+// the normal's Box-Muller reads whole pairs (docs/spec.md 2.2, 5.4).  The bindings hold
+// the plan's word count (ascend_rand/distributions/plan.py words_for) to these.
+inline size_t float_draw_words(FloatFormat fmt, size_t n) {
+  return fmt == FloatFormat::kFloat64 ? 2 * n : n;
+}
+inline size_t normal_draw_words(FloatFormat fmt, NormalMethod method, size_t n) {
+  return float_draw_words(fmt, method == NormalMethod::kBoxMuller ? n + n % 2 : n);
+}
 
 // The SIMD level the kernels run at (dispatch.h: chosen once, ASCEND_RAND_SIMD may lower it).
 const char* simd_level();

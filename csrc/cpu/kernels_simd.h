@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/constants.h"
 #include "core/philox.h"
 #include "core/ziggurat_tables.h"
 #include "cpu/dispatch.h"
@@ -26,10 +27,10 @@ inline size_t ziggurat_f32_fast_portable(const uint32_t* w, size_t first, size_t
                                          uint32_t* rejected) {
   size_t count = 0;
   for (size_t i = first; i < m; ++i) {
-    const uint32_t layer = w[i] & 0xFFu;
-    const uint32_t mag = w[i] >> 9;
+    const uint32_t layer = w[i] & kZigguratLayerMask;
+    const uint32_t mag = w[i] >> kZigguratMagnitudeShiftF32;
     const float x = static_cast<float>(mag) * ziggurat::kW_f32[layer];
-    z[i] = (w[i] >> 8) & 1u ? -x : x;
+    z[i] = (w[i] >> kZigguratSignShift) & 1u ? -x : x;
     rejected[count] = static_cast<uint32_t>(i);
     count += mag >= ziggurat::kK_f32[layer];
   }

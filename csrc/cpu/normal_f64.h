@@ -34,14 +34,14 @@ struct Queue {
   alignas(64) uint64_t index[kQueue];
   alignas(64) uint64_t first[kQueue];    // the element's u (its slot 0 reads it)
   alignas(64) uint32_t attempt[kQueue];  // the next slot a (blocks R(i, 2a), R(i, 2a + 1))
-  alignas(64) uint32_t state[kQueue];    // kZigFresh or the sign of an element in the tail
+  alignas(64) uint32_t state[kQueue];    // kZigguratFresh or the sign of an element in the tail
   size_t count = 0;
 
   void push(uint64_t i, uint64_t u, uint32_t slot) {
     index[count] = i;
     first[count] = u;
     attempt[count] = slot;
-    state[count] = kZigFresh;
+    state[count] = kZigguratFresh;
     ++count;
   }
 };
@@ -78,11 +78,11 @@ void ziggurat_round(const DrawWords& s, double a, double b, Queue& q, Write&& wr
   }
   alignas(64) double x[kQueue], f0[kQueue], f1[kQueue], xt[kQueue], yt[kQueue], ref[kQueue];
   for (size_t j = 0; j < live; ++j) {  // table lookups, kept scalar (no gathers)
-    uint32_t layer = static_cast<uint32_t>(u[j] & 0xFFu);
+    uint32_t layer = static_cast<uint32_t>(u[j] & kZigguratLayerMask);
 #if defined(__GNUC__)
     __asm__("" : "+r"(layer));
 #endif
-    x[j] = static_cast<double>(u[j] >> 12) * ziggurat::kW_f64[layer];
+    x[j] = static_cast<double>(u[j] >> kZigguratMagnitudeShiftF64) * ziggurat::kW_f64[layer];
     limit[j] = ziggurat::kK_f64[layer];
     f0[j] = ziggurat::kF_f64[layer];
     f1[j] = ziggurat::kF_f64[layer + 1];
@@ -96,9 +96,9 @@ void ziggurat_round(const DrawWords& s, double a, double b, Queue& q, Write&& wr
   alignas(64) uint32_t tail_list[kQueue], wedge_list[kQueue];
   size_t n_tail = 0, n_wedge = 0;
   for (size_t j = 0; j < live; ++j) {
-    const uint32_t in_tail = q.state[j] != kZigFresh;
-    const uint32_t base = (u[j] & 0xFFu) == 0;
-    const uint32_t slow = (u[j] >> 12) >= limit[j];
+    const uint32_t in_tail = q.state[j] != kZigguratFresh;
+    const uint32_t base = (u[j] & kZigguratLayerMask) == 0;
+    const uint32_t slow = (u[j] >> kZigguratMagnitudeShiftF64) >= limit[j];
     tail_list[n_tail] = static_cast<uint32_t>(j);
     n_tail += in_tail | (base & slow);
     wedge_list[n_wedge] = static_cast<uint32_t>(j);
@@ -125,18 +125,18 @@ void ziggurat_round(const DrawWords& s, double a, double b, Queue& q, Write&& wr
   alignas(64) uint32_t done[kQueue], next_state[kQueue];
   for (size_t j = 0; j < live; ++j) {
     // A tail slot (state = the sign) runs only the tail test; a fresh slot
-    // (state = kZigFresh) steps 1-3 on its u.
-    const uint32_t in_tail = q.state[j] != kZigFresh;
+    // (state = kZigguratFresh) steps 1-3 on its u.
+    const uint32_t in_tail = q.state[j] != kZigguratFresh;
     const uint32_t fresh = in_tail ^ 1u;
-    const uint32_t base = (u[j] & 0xFFu) == 0;
-    const uint32_t fast = (u[j] >> 12) < limit[j];
+    const uint32_t base = (u[j] & kZigguratLayerMask) == 0;
+    const uint32_t fast = (u[j] >> kZigguratMagnitudeShiftF64) < limit[j];
     const uint32_t tail = yt[j] + yt[j] > xt[j] * xt[j];
     const double y = f0[j] + unit_float64(static_cast<uint32_t>(p[j] >> 32), static_cast<uint32_t>(p[j])) *
                                  (f1[j] - f0[j]);
     const uint32_t wedge = y < ref[j];
     // whether this slot ran the tail test: a tail slot, or a fresh one that failed step 1 in layer 0
     const uint32_t tested = in_tail | (base & (fast ^ 1u));
-    const uint64_t sign = (in_tail & q.state[j]) | (fresh & static_cast<uint32_t>((u[j] >> 8) & 1u));
+    const uint64_t sign = (in_tail & q.state[j]) | (fresh & static_cast<uint32_t>((u[j] >> kZigguratSignShift) & 1u));
     const double r_plus = ziggurat::kR_f64 + xt[j];
     // tail slot: +-(R + xt) whether accepted or not; fresh slot: +-x unless the tail accepted
     const double mag = detmath::blend((in_tail | (base & (fast ^ 1u) & tail)) != 0, r_plus, x[j]);
@@ -148,7 +148,7 @@ void ziggurat_round(const DrawWords& s, double a, double b, Queue& q, Write&& wr
     // a failed tail test stays in the tail; anything accepted (even refused by the bounds) or a
     // failed wedge starts the next slot fresh
     const uint32_t stay = 0u - (tested & (zig ^ 1u));
-    next_state[j] = (static_cast<uint32_t>(sign) & stay) | (kZigFresh & ~stay);
+    next_state[j] = (static_cast<uint32_t>(sign) & stay) | (kZigguratFresh & ~stay);
   }
   size_t kept = 0;
   for (size_t j = 0; j < live; ++j) {

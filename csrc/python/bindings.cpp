@@ -12,10 +12,12 @@
 #include "cpu/kernels.h"
 #include "cpu/parallel.h"
 #include "python/bindings_common.h"
+#include "python/constants_table.h"
 
 namespace py = pybind11;
 using ascend_rand_bindings::call_releasing_gil;
 using ascend_rand_bindings::draw_words;
+using ascend_rand_bindings::word_count;
 
 namespace {
 
@@ -31,41 +33,21 @@ void* output_data(py::array& out, py::ssize_t itemsize) {
   return out.mutable_data();
 }
 
-void raw(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const py::object& words) {
+void raw(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const py::object& words,
+         const py::object& count) {
   const size_t n = static_cast<size_t>(out.size());
   const char kind = out.dtype().kind();
   if (kind != 'u') throw py::type_error("raw: out must be uint32 or uint64");
   if (out.itemsize() == 4) {
     auto* p = static_cast<uint32_t*>(output_data(out, 4));
-    const auto s = draw_words(key, lo, hi, words, n, "raw");
-    call_releasing_gil(n, [&] { ascend_rand::raw_u32(p, n, s); });
+    const size_t c = word_count(count, n, "raw");
+    const auto s = draw_words(key, lo, hi, words, c, "raw");
+    call_releasing_gil(c, [&] { ascend_rand::raw_u32(p, n, s); });
   } else {
     auto* p = static_cast<uint64_t*>(output_data(out, 8));
-    const auto s = draw_words(key, lo, hi, words, 2 * n, "raw");
-    call_releasing_gil(2 * n, [&] { ascend_rand::raw_u64(p, n, s); });
-  }
-}
-
-void uniform(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::string& fmt,
-             double low, double span, bool scaled, const py::object& words) {
-  const size_t n = static_cast<size_t>(out.size());
-  if (fmt == "float32") {
-    auto* p = static_cast<float*>(output_data(out, 4));
-    const auto s = draw_words(key, lo, hi, words, n, "uniform");
-    call_releasing_gil(n, [&] {
-      ascend_rand::uniform_f32(p, n, s, scaled, static_cast<float>(low), static_cast<float>(span));
-    });
-  } else if (fmt == "float64") {
-    auto* p = static_cast<double*>(output_data(out, 8));
-    const auto s = draw_words(key, lo, hi, words, 2 * n, "uniform");
-    call_releasing_gil(2 * n, [&] { ascend_rand::uniform_f64(p, n, s, scaled, low, span); });
-  } else if (fmt == "float16" || fmt == "bfloat16") {
-    auto* p = static_cast<uint16_t*>(output_data(out, 2));
-    const auto f = fmt == "float16" ? ascend_rand::kFloat16 : ascend_rand::kBFloat16;
-    const auto s = draw_words(key, lo, hi, words, n, "uniform");
-    call_releasing_gil(n, [&] { ascend_rand::uniform_16(p, n, s, f, scaled, low, span); });
-  } else {
-    throw py::value_error("uniform: unknown format '" + fmt + "'");
+    const size_t c = word_count(count, 2 * n, "raw");
+    const auto s = draw_words(key, lo, hi, words, c, "raw");
+    call_releasing_gil(c, [&] { ascend_rand::raw_u64(p, n, s); });
   }
 }
 
@@ -87,9 +69,20 @@ ascend_rand::FloatFormat float_output(py::array& out, const std::string& fmt, vo
   throw py::value_error("unknown float format '" + fmt + "'");
 }
 
+void uniform(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::string& fmt,
+             double low, double span, bool scaled, const py::object& words,
+             const py::object& count) {
+  void* data = nullptr;
+  const auto f = float_output(out, fmt, &data);
+  const size_t n = static_cast<size_t>(out.size());
+  const size_t c = word_count(count, ascend_rand::float_draw_words(f, n), "uniform");
+  const auto s = draw_words(key, lo, hi, words, c, "uniform");
+  call_releasing_gil(c, [&] { ascend_rand::uniform(data, f, n, s, scaled, low, span); });
+}
+
 void normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::string& fmt,
             const std::string& method, double loc, double scale, bool scaled,
-            const py::object& words) {
+            const py::object& words, const py::object& count) {
   void* data = nullptr;
   const auto f = float_output(out, fmt, &data);
   ascend_rand::NormalMethod m;
@@ -100,10 +93,9 @@ void normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::st
   else
     throw py::value_error("normal: unknown method '" + method + "'");
   const size_t n = static_cast<size_t>(out.size());
-  const size_t per = f == ascend_rand::FloatFormat::kFloat64 ? 2 : 1;
-  const size_t elements = m == ascend_rand::NormalMethod::kBoxMuller ? n + n % 2 : n;
-  const auto s = draw_words(key, lo, hi, words, per * elements, "normal");
-  call_releasing_gil(per * elements, [&] {
+  const size_t c = word_count(count, ascend_rand::normal_draw_words(f, m, n), "normal");
+  const auto s = draw_words(key, lo, hi, words, c, "normal");
+  call_releasing_gil(c, [&] {
     ascend_rand::normal(data, f, n, s, m, scaled, loc, scale);
   });
 }
@@ -111,29 +103,30 @@ void normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::st
 void truncated_normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::string& fmt,
                       double loc, double scale, bool scaled, int method, double a, double b,
                       double width, double m2, double lambda, bool mirror,
-                      const py::object& words) {
+                      const py::object& words, const py::object& count) {
   void* data = nullptr;
   const auto f = float_output(out, fmt, &data);
   if (method < 0 || method > 2) throw py::value_error("truncated_normal: unknown method");
   const ascend_rand::TruncSpec spec{method, a, b, width, m2, lambda, mirror};
   const size_t n = static_cast<size_t>(out.size());
-  const size_t per = f == ascend_rand::FloatFormat::kFloat64 ? 2 : 1;
-  const auto s = draw_words(key, lo, hi, words, per * n, "truncated_normal");
-  call_releasing_gil(per * n, [&] {
+  const size_t c = word_count(count, ascend_rand::float_draw_words(f, n), "truncated_normal");
+  const auto s = draw_words(key, lo, hi, words, c, "truncated_normal");
+  call_releasing_gil(c, [&] {
     ascend_rand::truncated_normal(data, f, n, s, scaled, loc, scale, spec);
   });
 }
 
 void integers(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t low_bits,
-              uint64_t range_minus_1, const py::object& words) {
+              uint64_t range_minus_1, const py::object& words, const py::object& count) {
   const size_t n = static_cast<size_t>(out.size());
   const auto bytes = out.itemsize();
   if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
     throw py::type_error("integers: out must be an 8/16/32/64-bit integer array");
   void* p = output_data(out, bytes);
   const size_t per = static_cast<size_t>(ascend_rand::integer_words(range_minus_1));
-  const auto s = draw_words(key, lo, hi, words, per * n, "integers");
-  call_releasing_gil(per * n, [&] {
+  const size_t c = word_count(count, per * n, "integers");
+  const auto s = draw_words(key, lo, hi, words, c, "integers");
+  call_releasing_gil(c, [&] {
     ascend_rand::integers(p, static_cast<int>(bytes), n, s, low_bits, range_minus_1);
   });
 }
@@ -157,21 +150,33 @@ void bind_fast(py::module_& m);
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "ascend_rand native core: Philox4x32-10 streams and conversions (C++17)";
+  // Every draw kernel takes the plan's word count, word_count (bindings_common.h).
   m.def("raw", &raw, py::arg("out"), py::arg("key"), py::arg("ctr_lo"), py::arg("ctr_hi"),
-        py::arg("words") = py::none());
+        py::arg("words") = py::none(), py::arg("word_count") = py::none());
   m.def("uniform", &uniform, py::arg("out"), py::arg("key"), py::arg("ctr_lo"), py::arg("ctr_hi"),
         py::arg("fmt"), py::arg("low"), py::arg("span"), py::arg("scaled"),
-        py::arg("words") = py::none());
+        py::arg("words") = py::none(), py::arg("word_count") = py::none());
   m.def("integers", &integers, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
         py::arg("ctr_hi"), py::arg("low_bits"), py::arg("range_minus_1"),
-        py::arg("words") = py::none());
+        py::arg("words") = py::none(), py::arg("word_count") = py::none());
   m.def("normal", &normal, py::arg("out"), py::arg("key"), py::arg("ctr_lo"), py::arg("ctr_hi"),
         py::arg("fmt"), py::arg("method"), py::arg("loc"), py::arg("scale"), py::arg("scaled"),
-        py::arg("words") = py::none());
+        py::arg("words") = py::none(), py::arg("word_count") = py::none());
   m.def("truncated_normal", &truncated_normal, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
         py::arg("ctr_hi"), py::arg("fmt"), py::arg("loc"), py::arg("scale"), py::arg("scaled"),
         py::arg("method"), py::arg("a"), py::arg("b"), py::arg("width"), py::arg("m2"),
-        py::arg("lam"), py::arg("mirror"), py::arg("words") = py::none());
+        py::arg("lam"), py::arg("mirror"), py::arg("words") = py::none(),
+        py::arg("word_count") = py::none());
+  // The shared constants as this build compiled them, {group: {name: value}}:
+  // tests/test_constants_generated.py holds them to csrc/constants.toml.
+  m.def("constants", [] {
+    py::dict groups;
+    for (const auto& c : ascend_rand::kNamedConstants) {
+      if (!groups.contains(c.group)) groups[c.group] = py::dict();
+      groups[c.group][c.name] = c.value;
+    }
+    return groups;
+  });
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw py::value_error("set_num_threads: n must be >= 1");
     ascend_rand::num_threads_setting().store(n);

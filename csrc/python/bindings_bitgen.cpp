@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/constants.h"
 #include "core/conversions.h"
 #include "python/bindings_common.h"
 #include "core/mt19937.h"
@@ -32,18 +33,14 @@ struct bitgen_t {
   uint64_t (*next_raw)(void* st);
 };
 
-// The Philox engine's word position, eight uint64 slots (ascend_rand/engines/philox.py):
-// seed, offset, block, index, buffered words 0-1 and 2-3, buffer valid, flags.
-// Word `index` of block `block` of subsequence `offset` is the word of counter
-// (block, offset) (docs/spec.md section 2.1); crossing 2^64 blocks carries into offset.
-enum PhiloxSlot { kSeed = 0, kOffset, kBlock, kIndex, kBuf01, kBuf23, kValid, kFlags, kSlots };
-static_assert(kSlots == 8, "philox.py's _SLOTS");
-
-// kFlags: bit 0 is philox.py's EXHAUSTED (offset 2^64: every word was read, the
-// position stored as offset 0, block 0, index 0); bits 1..63 count the words
-// numpy asked for after that (docs/spec.md section 2.6, the end of the stream).
-constexpr uint64_t kExhausted = 1;
-constexpr uint64_t kPastEndWord = 2;
+// The Philox engine's word position, eight uint64 slots (csrc/constants.toml, shared with
+// ascend_rand/engines/philox.py): seed, offset, block, index, buffered words 0-1 and 2-3,
+// buffer valid, flags.  Word `index` of block `block` of subsequence `offset` is the word
+// of counter (block, offset) (docs/spec.md section 2.1); crossing 2^64 blocks carries into
+// offset.  kFlags: bit 0 kExhausted (offset 2^64: every word was read, the position stored
+// as offset 0, block 0, index 0); bits 1..63 count the words numpy asked for after that,
+// kPastEndWord each (docs/spec.md section 2.6, the end of the stream).
+using namespace ascend_rand::philox_state;
 
 // Filler word k (k = 1, 2, ...) handed to numpy past the end of the stream: not a
 // word of any Philox stream, so nothing repeats, and not constant, so numpy's

@@ -15,6 +15,7 @@
 namespace py = pybind11;
 using ascend_rand_bindings::call_releasing_gil;
 using ascend_rand_bindings::draw_words;
+using ascend_rand_bindings::word_count;
 
 namespace {
 
@@ -53,49 +54,54 @@ void check_threshold(uint64_t threshold, const char* what) {
 }
 
 void bernoulli(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t threshold,
-               const py::object& probs, const py::object& words) {
+               const py::object& probs, const py::object& words, const py::object& count) {
   const size_t n = static_cast<size_t>(out.size());
   check_threshold(threshold, "bernoulli");
   auto* p = static_cast<uint8_t*>(output_data(out, 1, n, "bernoulli"));
   const float* pr = probabilities(probs, n, "bernoulli");
-  const auto s = draw_words(key, lo, hi, words, n, "bernoulli");
-  call_releasing_gil(n, [&] { ascend_rand::bernoulli(p, n, s, threshold, pr); });
+  const size_t c = word_count(count, n, "bernoulli");
+  const auto s = draw_words(key, lo, hi, words, c, "bernoulli");
+  call_releasing_gil(c, [&] { ascend_rand::bernoulli(p, n, s, threshold, pr); });
 }
 
 void bernoulli_packed(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
-                      uint64_t threshold, const py::object& probs, const py::object& words) {
+                      uint64_t threshold, const py::object& probs, const py::object& words,
+                      const py::object& count) {
   check_threshold(threshold, "bernoulli_packed");
   const size_t bits = static_cast<size_t>(n);
   auto* p = static_cast<uint8_t*>(
       output_data(out, 1, ascend_rand::mask_bytes(bits), "bernoulli_packed"));
   const float* pr = probabilities(probs, bits, "bernoulli_packed");
-  const auto s = draw_words(key, lo, hi, words, bits, "bernoulli_packed");
-  call_releasing_gil(bits, [&] { ascend_rand::bernoulli_packed(p, bits, s, threshold, pr); });
+  const size_t c = word_count(count, bits, "bernoulli_packed");
+  const auto s = draw_words(key, lo, hi, words, c, "bernoulli_packed");
+  call_releasing_gil(c, [&] { ascend_rand::bernoulli_packed(p, bits, s, threshold, pr); });
 }
 
 void permutation(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
-                 const py::object& words) {
+                 const py::object& words, const py::object& count) {
   const size_t k = static_cast<size_t>(out.size());
   if (k > n) throw py::value_error("permutation: out is longer than n");
   auto* p = static_cast<uint64_t*>(output_data(out, 8, k, "permutation"));
-  const auto s = draw_words(key, lo, hi, words, 2 * static_cast<size_t>(n), "permutation");
-  call_releasing_gil(2 * static_cast<size_t>(n), [&] {
+  const size_t c = word_count(count, 2 * static_cast<size_t>(n), "permutation");
+  const auto s = draw_words(key, lo, hi, words, c, "permutation");
+  call_releasing_gil(c, [&] {
     ascend_rand::permutation(p, k, static_cast<size_t>(n), s);
   });
 }
 
 void choice_sparse(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
-                   const py::object& words) {
+                   const py::object& words, const py::object& count) {
   const size_t k = static_cast<size_t>(out.size());
   if (k > n) throw py::value_error("choice_sparse: out is longer than n");
   auto* p = static_cast<uint64_t*>(output_data(out, 8, k, "choice_sparse"));
   const size_t per = static_cast<size_t>(ascend_rand::sparse_choice_words(n));
-  const auto s = draw_words(key, lo, hi, words, per * k, "choice_sparse");
-  call_releasing_gil(per * k, [&] { ascend_rand::choice_sparse(p, k, n, s); });
+  const size_t c = word_count(count, per * k, "choice_sparse");
+  const auto s = draw_words(key, lo, hi, words, c, "choice_sparse");
+  call_releasing_gil(c, [&] { ascend_rand::choice_sparse(p, k, n, s); });
 }
 
 void weighted_choice(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const py::object& p,
-                     const py::object& words) {
+                     const py::object& words, const py::object& count) {
   if (!py::isinstance<py::array_t<double>>(p))
     throw py::type_error("weighted_choice: p must be a float64 array");
   const auto weights = py::reinterpret_borrow<py::array>(p);
@@ -107,8 +113,9 @@ void weighted_choice(py::array out, uint64_t key, uint64_t lo, uint64_t hi, cons
   auto* o = static_cast<uint64_t*>(output_data(out, 8, k, "weighted_choice"));
   const auto* w = static_cast<const double*>(weights.data());
   // All n keys, whatever k; none at all when k = 0 (nothing is drawn, as in NumPy).
-  const auto s = draw_words(key, lo, hi, words, k == 0 ? 0 : 2 * n, "weighted_choice");
-  call_releasing_gil(k == 0 ? 0 : 2 * n, [&] { ascend_rand::weighted_choice(o, k, n, s, w); });
+  const size_t c = word_count(count, k == 0 ? 0 : 2 * n, "weighted_choice");
+  const auto s = draw_words(key, lo, hi, words, c, "weighted_choice");
+  call_releasing_gil(c, [&] { ascend_rand::weighted_choice(o, k, n, s, w); });
 }
 
 }  // namespace
@@ -148,14 +155,17 @@ void bind_bits(py::module_& m) {
         "(float32 or float64; scale already rounded to x's dtype).");
   m.def("bernoulli", &bernoulli, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
         py::arg("ctr_hi"), py::arg("threshold"), py::arg("probs"),
-        py::arg("words") = py::none());
+        py::arg("words") = py::none(), py::arg("word_count") = py::none());
   m.def("bernoulli_packed", &bernoulli_packed, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
         py::arg("ctr_hi"), py::arg("n"), py::arg("threshold"), py::arg("probs"),
-        py::arg("words") = py::none());
+        py::arg("words") = py::none(), py::arg("word_count") = py::none());
   m.def("permutation", &permutation, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
-        py::arg("ctr_hi"), py::arg("n"), py::arg("words") = py::none());
+        py::arg("ctr_hi"), py::arg("n"), py::arg("words") = py::none(),
+        py::arg("word_count") = py::none());
   m.def("choice_sparse", &choice_sparse, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
-        py::arg("ctr_hi"), py::arg("n"), py::arg("words") = py::none());
+        py::arg("ctr_hi"), py::arg("n"), py::arg("words") = py::none(),
+        py::arg("word_count") = py::none());
   m.def("weighted_choice", &weighted_choice, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
-        py::arg("ctr_hi"), py::arg("p"), py::arg("words") = py::none());
+        py::arg("ctr_hi"), py::arg("p"), py::arg("words") = py::none(),
+        py::arg("word_count") = py::none());
 }

@@ -65,9 +65,29 @@ inline void require_no_objects(const py::array& out, const std::string& prefix) 
                          py::str(out.dtype()).cast<std::string>() + ")");
 }
 
+// -- word counts -------------------------------------------------------------------------------
+// A draw's word count comes from Python, the plan's `words` (ascend_rand/distributions/
+// plan.py words_for, the one statement of the rule there); `reads` is what the kernel reads
+// (cpu/kernels.h, core/).  A count that disagrees is a ValueError naming it, before any
+// word is read; None (a direct call without a plan) takes the kernel's.
+inline size_t word_count(const py::object& given, size_t reads, const char* what) {
+  if (given.is_none()) return reads;
+  if (!PyLong_Check(given.ptr()))
+    throw py::type_error(std::string(what) + ": word_count must be an int");
+  const unsigned long long count = PyLong_AsUnsignedLongLong(given.ptr());
+  if (count == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::value_error(std::string(what) + ": word_count must be in [0, 2**64)");
+  }
+  if (count != reads)
+    throw py::value_error(std::string(what) + ": word_count=" + std::to_string(count) +
+                          ", but the draw reads " + std::to_string(reads) + " words");
+  return static_cast<size_t>(count);
+}
+
 // The words of a draw: the Philox stream (key, (lo, hi)) when `words` is None,
-// else the C-contiguous uint32 array `words`, which must hold `needed` words.
-// (key, (lo, hi)) names the retry region either way.
+// else the C-contiguous uint32 array `words`, which must hold `needed` words
+// (word_count's).  (key, (lo, hi)) names the retry region either way.
 inline ascend_rand::DrawWords draw_words(uint64_t key, uint64_t lo, uint64_t hi,
                                          const py::object& words, size_t needed,
                                          const char* what) {

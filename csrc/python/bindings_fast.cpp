@@ -13,21 +13,24 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "core/bernoulli.h"
+#include "core/constants.h"
 #include "cpu/kernels.h"
 #include "python/bindings_common.h"
 
 namespace py = pybind11;
+using ascend_rand::Kernel;
 using ascend_rand_bindings::call_releasing_gil;
 
 namespace {
 
-// The Philox engine's slots (ascend_rand/engines/philox.py, csrc/python/bindings_bitgen.cpp).
-enum Slot { kSeed = 0, kOffset = 1, kBlock = 2, kIndex = 3, kFlags = 7, kSlots = 8 };
+// The Philox engine's slots (kSeed, kOffset, ..., kSlots; csrc/constants.toml).
+using namespace ascend_rand::philox_state;
 
 void call(PyObject* fn) {
   PyObject* r = PyObject_CallNoArgs(fn);
@@ -47,7 +50,8 @@ bool reserve(uint64_t* s, PyObject* acquire, PyObject* release, uint64_t* offset
 }
 
 ascend_rand::FloatFormat format(int code) {
-  if (code < 0 || code > 3) throw py::value_error("philox_draw: unknown float format code");
+  if (code < 0 || code >= ascend_rand::kFloatFormatCount)
+    throw py::value_error("philox_draw: unknown float format code");
   return static_cast<ascend_rand::FloatFormat>(code);
 }
 
@@ -76,59 +80,61 @@ bool flag(const py::tuple& p, size_t i) {
   return v != 0;
 }
 
-// Kernel codes: the `fast` arguments ascend_rand/backend/native.py builds from a plan.
-enum Kernel {
-  kRaw = 0, kUniform, kIntegers, kNormal, kTruncated, kBernoulli, kBernoulliPacked, kPermutation
-};
-
 // What guards memory, checked before anything is reserved or written: the
 // kernel code, the output's dtype (its item size and kind: the bytes the kernel
 // writes, never into object references), the enum codes the kernel switches on,
-// and the output's size where the parameters imply another.  plan.fast comes
+// and the output's size where the parameters imply another.  plan.native_form comes
 // from ascend_rand/backend/native.py, but these functions are importable, and a
 // hand-made plan (fuzz/fuzz_native.py found one: an int8 or object dtype for a
 // 64-bit kernel) must get a ValueError, not a heap overflow.
 void check(const py::dtype& dtype, size_t n, int kernel, const py::tuple& p) {
-  if (kernel < kRaw || kernel > kPermutation)
+  // Kernel codes: the kernels of the native forms ascend_rand/backend/native.py builds.
+  if (kernel < 0 || kernel >= ascend_rand::kKernelCount)
     throw py::value_error("philox_draw: unknown kernel code " + std::to_string(kernel));
+  const auto k = static_cast<Kernel>(kernel);
   const char kind = dtype.kind();
   const py::ssize_t size = dtype.itemsize();
   const bool integral = (kind == 'i' || kind == 'u') && !dtype.has_fields();
   bool ok = false;
-  switch (kernel) {
-    case kRaw:
+  switch (k) {
+    case Kernel::kRaw:
       ok = kind == 'u' && (size == 4 || size == 8);
       break;
-    case kUniform:
-    case kNormal:
-    case kTruncated: {
+    case Kernel::kUniform:
+    case Kernel::kNormal:
+    case Kernel::kTruncatedNormal: {
       static constexpr py::ssize_t kFloatSize[] = {4, 8, 2, 2};  // FloatFormat order
+      static_assert(std::size(kFloatSize) == size_t{ascend_rand::kFloatFormatCount},
+                    "a size for every format");
       const int f = integer(p, 0);
-      if (f < 0 || f > 3) throw py::value_error("philox_draw: unknown float format code");
+      if (f < 0 || f >= ascend_rand::kFloatFormatCount)
+        throw py::value_error("philox_draw: unknown float format code");
       // bfloat16 (ml_dtypes) is a kind-'V' dtype without fields.
       ok = size == kFloatSize[f] && (kind == 'f' || (kind == 'V' && !dtype.has_fields()));
-      if (kernel == kNormal && (integer(p, 1) < 0 || integer(p, 1) > 1))
+      if (k == Kernel::kNormal &&
+          (integer(p, 1) < 0 || integer(p, 1) >= ascend_rand::kNormalMethodCount))
         throw py::value_error("philox_draw: unknown normal method code");
-      if (kernel == kTruncated && (integer(p, 4) < 0 || integer(p, 4) > 2))
+      if (k == Kernel::kTruncatedNormal &&
+          (integer(p, 4) < 0 || integer(p, 4) >= ascend_rand::kTruncMethodCount))
         throw py::value_error("philox_draw: unknown truncated normal method code");
       break;
     }
-    case kIntegers:
+    case Kernel::kIntegers:
       ok = integral && (size == 1 || size == 2 || size == 4 || size == 8);
       break;
-    case kBernoulli:
+    case Kernel::kBernoulli:
       ok = size == 1 && (kind == 'b' || integral);
       if (u64(p, 0) > ascend_rand::kAllOnesThreshold)
         throw py::value_error("philox_draw: threshold must be <= 2**32");
       break;
-    case kBernoulliPacked:
+    case Kernel::kBernoulliPacked:
       ok = size == 1 && kind == 'u';
       if (ascend_rand::mask_bytes(static_cast<size_t>(u64(p, 0))) != n)
         throw py::value_error("philox_draw: out does not hold the mask of that many bits");
       if (u64(p, 1) > ascend_rand::kAllOnesThreshold)
         throw py::value_error("philox_draw: threshold must be <= 2**32");
       break;
-    case kPermutation:
+    case Kernel::kPermutation:
       ok = integral && size == 8;
       if (u64(p, 0) < n)
         throw py::value_error("philox_draw: a permutation fills at most n int64 entries");
@@ -144,38 +150,27 @@ void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
           const ascend_rand::DrawWords& w) {
   void* o = out.mutable_data();
   const size_t n = static_cast<size_t>(out.size());
-  switch (kernel) {
-    case kRaw:
+  switch (static_cast<Kernel>(kernel)) {  // a code check() accepted
+    case Kernel::kRaw:
       if (out.itemsize() == 4)
         call_releasing_gil(words, [&] { ascend_rand::raw_u32(static_cast<uint32_t*>(o), n, w); });
       else
         call_releasing_gil(words, [&] { ascend_rand::raw_u64(static_cast<uint64_t*>(o), n, w); });
       break;
-    case kUniform: {
+    case Kernel::kUniform: {
       const auto f = format(integer(p, 0));
       const double low = num(p, 1), span = num(p, 2);
       const bool scaled = flag(p, 3);
-      call_releasing_gil(words, [&] {
-        if (f == ascend_rand::FloatFormat::kFloat32)
-          ascend_rand::uniform_f32(static_cast<float*>(o), n, w, scaled, static_cast<float>(low),
-                                   static_cast<float>(span));
-        else if (f == ascend_rand::FloatFormat::kFloat64)
-          ascend_rand::uniform_f64(static_cast<double*>(o), n, w, scaled, low, span);
-        else
-          ascend_rand::uniform_16(static_cast<uint16_t*>(o), n, w,
-                                  f == ascend_rand::FloatFormat::kFloat16 ? ascend_rand::kFloat16
-                                                                          : ascend_rand::kBFloat16,
-                                  scaled, low, span);
-      });
+      call_releasing_gil(words, [&] { ascend_rand::uniform(o, f, n, w, scaled, low, span); });
       break;
     }
-    case kIntegers: {
+    case Kernel::kIntegers: {
       const uint64_t low_bits = u64(p, 0), r1 = u64(p, 1);
       const int bytes = static_cast<int>(out.itemsize());
       call_releasing_gil(words, [&] { ascend_rand::integers(o, bytes, n, w, low_bits, r1); });
       break;
     }
-    case kNormal: {
+    case Kernel::kNormal: {
       const auto f = format(integer(p, 0));
       const auto m = static_cast<ascend_rand::NormalMethod>(integer(p, 1));
       const double loc = num(p, 2), scale = num(p, 3);
@@ -183,7 +178,7 @@ void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
       call_releasing_gil(words, [&] { ascend_rand::normal(o, f, n, w, m, scaled, loc, scale); });
       break;
     }
-    case kTruncated: {
+    case Kernel::kTruncatedNormal: {
       const auto f = format(integer(p, 0));
       const double loc = num(p, 1), scale = num(p, 2);
       const bool scaled = flag(p, 3);
@@ -194,14 +189,14 @@ void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
       });
       break;
     }
-    case kBernoulli: {
+    case Kernel::kBernoulli: {
       const uint64_t t = u64(p, 0);
       call_releasing_gil(words, [&] {
         ascend_rand::bernoulli(static_cast<uint8_t*>(o), n, w, t, nullptr);
       });
       break;
     }
-    case kBernoulliPacked: {
+    case Kernel::kBernoulliPacked: {
       const uint64_t bits = u64(p, 0), t = u64(p, 1);
       call_releasing_gil(words, [&] {
         ascend_rand::bernoulli_packed(static_cast<uint8_t*>(o), static_cast<size_t>(bits), w, t,
@@ -209,9 +204,9 @@ void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
       });
       break;
     }
-    case kPermutation: {
+    case Kernel::kPermutation: {
       const size_t population = static_cast<size_t>(u64(p, 0));
-      call_releasing_gil(2 * population, [&] {
+      call_releasing_gil(words, [&] {  // the plan's 2 * population
         ascend_rand::permutation(static_cast<uint64_t*>(o), n, population, w);
       });
       break;

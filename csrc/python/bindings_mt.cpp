@@ -121,7 +121,7 @@ py::array_t<uint64_t> xpow_mod(const std::vector<uint64_t>& e_limbs, const std::
 // never retry, so the key and counter are accepted and unused.
 void uniform(py::array out, uint64_t /*key*/, uint64_t /*ctr_lo*/, uint64_t /*ctr_hi*/,
              const std::string& fmt, double low, double span, bool scaled,
-             const py::object& words) {
+             const py::object& words, const py::object& count) {
   using ascend_rand::FloatFormat;
   FloatFormat f;
   py::ssize_t itemsize;
@@ -147,10 +147,11 @@ void uniform(py::array out, uint64_t /*key*/, uint64_t /*ctr_lo*/, uint64_t /*ct
   // The words are the engine's; there is no Philox stream to fall back on.
   if (words.is_none()) throw py::type_error("mt19937_uniform: words must be a uint32 array");
   const size_t n = static_cast<size_t>(out.size());
-  const size_t per = f == FloatFormat::kFloat64 ? 2 : 1;
-  const auto s = ascend_rand_bindings::draw_words(0, 0, 0, words, per * n, "mt19937_uniform");
+  const size_t c = ascend_rand_bindings::word_count(count, ascend_rand::float_draw_words(f, n),
+                                                    "mt19937_uniform");
+  const auto s = ascend_rand_bindings::draw_words(0, 0, 0, words, c, "mt19937_uniform");
   void* o = out.mutable_data();
-  call_releasing_gil(per * n, [&] {
+  call_releasing_gil(c, [&] {
     ascend_rand::mt19937_uniform(o, f, n, s.buffer, scaled, low, span);
   });
 }
@@ -173,7 +174,7 @@ void bind_mt(py::module_& m) {
         "x^e mod p(x) (MT19937's characteristic polynomial) as 312 uint64 words.");
   m.def("mt19937_uniform", &uniform, py::arg("out"), py::arg("key"), py::arg("ctr_lo"),
         py::arg("ctr_hi"), py::arg("fmt"), py::arg("low"), py::arg("span"), py::arg("scaled"),
-        py::arg("words") = py::none(),
+        py::arg("words") = py::none(), py::arg("word_count") = py::none(),
         "MT19937's uniform conversions of the engine words `words` into out, scaled to "
         "fl(fl(x * span) + low) when `scaled`.");
   m.def("mt19937_square_kernel", [] {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "bernoulli.h"
+#include "constants.h"
 #include "conversions.h"
 #include "derive.h"
 #include "detmath.h"
@@ -93,7 +94,7 @@ extern "C" __global__ void portable_core_every_function(uint64_t key, uint64_t c
   o[k++] = ar::detmath::bits_of(ar::log_f64(c64) + ar::exp_f64(s64) + ar::sin_f64(s64) + ar::cos_f64(c64));
 
   // normal.h
-  uint32_t state = ar::kZigFresh;
+  uint32_t state = ar::kZigguratFresh;
   float z32;
   o[k++] = ar::ziggurat_f32_slot(&state, w[0], w[1], w[2], &z32);
   double z64;

@@ -40,10 +40,10 @@ __all__ = [
 ]
 
 _MASK32 = 0xFFFFFFFF
-_F32_INF_BITS = int(_fb._INF_BITS)
-_F32_NAN_BITS = int(_fb._NAN_BITS)
-_F64_INF_BITS = int(_fb._D_INF_BITS)
-_F64_NAN_BITS = int(_fb._D_NAN_BITS)
+_F32_INF_BITS = int(_fb.INF_BITS)
+_F32_NAN_BITS = int(_fb.NAN_BITS)
+_F64_INF_BITS = int(_fb.D_INF_BITS)
+_F64_NAN_BITS = int(_fb.D_NAN_BITS)
 
 
 def _c(name):
@@ -52,35 +52,35 @@ def _c(name):
 
 
 # float32 constants (Appendix A.2), read from fallback
-_EXP_LOG2E, _EXP_LN2_HI, _EXP_LN2_LO = _c("_EXP_LOG2E"), _c("_EXP_LN2_HI"), _c("_EXP_LN2_LO")
-_EXP_Q = [_c(f"_EXP_Q{i}") for i in range(5)]
-_LOG_LN2_HI, _LOG_LN2_LO = _c("_LOG_LN2_HI"), _c("_LOG_LN2_LO")
-_LOG_P = [_c(f"_LOG_P{i}") for i in range(9)]
-_TRIG_2_OVER_PI = _c("_TRIG_2_OVER_PI")
-_TRIG_PIO2 = [_c(f"_TRIG_PIO2_{i}") for i in range(1, 6)]
-_SIN_S1, _SIN_S2, _SIN_S3 = _c("_SIN_S1"), _c("_SIN_S2"), _c("_SIN_S3")
-_COS_C1, _COS_C2, _COS_C3 = _c("_COS_C1"), _c("_COS_C2"), _c("_COS_C3")
-_ONE, _HALF, _ZERO = _c("_ONE"), _c("_HALF"), _c("_ZERO")
-_TWO23, _MIN_NORMAL = _c("_TWO23"), _c("_MIN_NORMAL")
-_ROUND_MAGIC, _ROUND_MAGIC_BITS = _c("_ROUND_MAGIC"), int(_fb._ROUND_MAGIC_BITS)
-_EXP_X_MAX, _EXP_X_MIN = _c("_EXP_X_MAX"), _c("_EXP_X_MIN")
-_SQRT_HALF_BITS = int(_fb._SQRT_HALF_BITS)
+_EXP_LOG2E, _EXP_LN2_HI, _EXP_LN2_LO = _c("EXP_LOG2E"), _c("EXP_LN2_HI"), _c("EXP_LN2_LO")
+_EXP_Q = [_c(f"EXP_Q{i}") for i in range(5)]
+_LOG_LN2_HI, _LOG_LN2_LO = _c("LOG_LN2_HI"), _c("LOG_LN2_LO")
+_LOG_P = [_c(f"LOG_P{i}") for i in range(9)]
+_TRIG_2_OVER_PI = _c("TRIG_2_OVER_PI")
+_TRIG_PIO2 = [_c(f"TRIG_PIO2_{i}") for i in range(1, 6)]
+_SIN_S1, _SIN_S2, _SIN_S3 = _c("SIN_S1"), _c("SIN_S2"), _c("SIN_S3")
+_COS_C1, _COS_C2, _COS_C3 = _c("COS_C1"), _c("COS_C2"), _c("COS_C3")
+_ONE, _HALF, _ZERO = _c("ONE"), _c("HALF"), _c("ZERO")
+_TWO23, _MIN_NORMAL = _c("TWO23"), _c("MIN_NORMAL")
+_ROUND_MAGIC, _ROUND_MAGIC_BITS = _c("ROUND_MAGIC"), int(_fb.ROUND_MAGIC_BITS)
+_EXP_X_MAX, _EXP_X_MIN = _c("EXP_X_MAX"), _c("EXP_X_MIN")
+_SQRT_HALF_BITS = int(_fb.SQRT_HALF_BITS)
 
 # float64 constants (fdlibm's), read from fallback
-_D_LN2_HI, _D_LN2_LO = _c("_D_LN2_HI"), _c("_D_LN2_LO")
-_D_LG = [None] + [_c(f"_D_LG{i}") for i in range(1, 8)]
-_D_INV_LN2 = _c("_D_INV_LN2")
-_D_EXP_P = [None] + [_c(f"_D_EXP_P{i}") for i in range(1, 6)]
-_D_2_OVER_PI = _c("_D_2_OVER_PI")
-_D_PIO2_1, _D_PIO2_2 = _c("_D_PIO2_1"), _c("_D_PIO2_2")
-_D_PIO2_3, _D_PIO2_3T = _c("_D_PIO2_3"), _c("_D_PIO2_3T")
-_D_S = [None] + [_c(f"_D_S{i}") for i in range(1, 7)]
-_D_C = [None] + [_c(f"_D_C{i}") for i in range(1, 7)]
-_D_ONE, _D_TWO, _D_HALF, _D_ZERO = _c("_D_ONE"), _c("_D_TWO"), _c("_D_HALF"), _c("_D_ZERO")
-_D_TWO54, _D_MIN_NORMAL = _c("_D_TWO54"), _c("_D_MIN_NORMAL")
-_D_ROUND_MAGIC, _D_ROUND_MAGIC_BITS = _c("_D_ROUND_MAGIC"), int(_fb._D_ROUND_MAGIC_BITS)
-_D_EXP_X_MAX, _D_EXP_X_MIN = _c("_D_EXP_X_MAX"), _c("_D_EXP_X_MIN")
-_D_SQRT_HALF_HI = int(_fb._D_SQRT_HALF_HI)
+_D_LN2_HI, _D_LN2_LO = _c("D_LN2_HI"), _c("D_LN2_LO")
+_D_LG = [None] + [_c(f"D_LG{i}") for i in range(1, 8)]
+_D_INV_LN2 = _c("D_INV_LN2")
+_D_EXP_P = [None] + [_c(f"D_EXP_P{i}") for i in range(1, 6)]
+_D_2_OVER_PI = _c("D_2_OVER_PI")
+_D_PIO2_1, _D_PIO2_2 = _c("D_PIO2_1"), _c("D_PIO2_2")
+_D_PIO2_3, _D_PIO2_3T = _c("D_PIO2_3"), _c("D_PIO2_3T")
+_D_S = [None] + [_c(f"D_S{i}") for i in range(1, 7)]
+_D_C = [None] + [_c(f"D_C{i}") for i in range(1, 7)]
+_D_ONE, _D_TWO, _D_HALF, _D_ZERO = _c("D_ONE"), _c("D_TWO"), _c("D_HALF"), _c("D_ZERO")
+_D_TWO54, _D_MIN_NORMAL = _c("D_TWO54"), _c("D_MIN_NORMAL")
+_D_ROUND_MAGIC, _D_ROUND_MAGIC_BITS = _c("D_ROUND_MAGIC"), int(_fb.D_ROUND_MAGIC_BITS)
+_D_EXP_X_MAX, _D_EXP_X_MIN = _c("D_EXP_X_MAX"), _c("D_EXP_X_MIN")
+_D_SQRT_HALF_HI = int(_fb.D_SQRT_HALF_HI)
 
 
 def _special(bits, dtype, device):

@@ -19,13 +19,20 @@ import torch
 
 from ...fallback import normal as _fb
 from ...fallback import ziggurat_tables as zt
+from ...fallback.constants import (
+    RETRY_BASE,
+    RETRY_BLOCKS,
+    RETRY_SHIFT,
+    ZIGGURAT_FRESH,
+    ZIGGURAT_LAYER_MASK,
+    ZIGGURAT_MAGNITUDE_SHIFT_F32,
+    ZIGGURAT_MAGNITUDE_SHIFT_F64,
+    ZIGGURAT_SIGN_SHIFT,
+)
 from . import detmath
 from . import philox
 from .philox import as_int64
 
-RETRY_BASE = _fb.RETRY_BASE
-RETRY_SHIFT = _fb.RETRY_SHIFT
-RETRY_BLOCKS = _fb.RETRY_BLOCKS
 METHOD_ZIGGURAT = _fb.METHOD_ZIGGURAT
 METHOD_UNIFORM = _fb.METHOD_UNIFORM
 METHOD_EXPONENTIAL = _fb.METHOD_EXPONENTIAL
@@ -42,7 +49,10 @@ _INV_R32 = float(np.float32(zt.INV_R_F32))
 _R64 = zt.R_F64
 _INV_R64 = zt.INV_R_F64
 _MASK52 = (1 << 52) - 1
-_FRESH = 2  # slot state: fresh, or in the tail with sign 0 / 1 (fallback's _FRESH)
+_FRESH = ZIGGURAT_FRESH  # slot state: fresh, or in the tail with sign 0 / 1
+# the ziggurat's layered word (csrc/constants.toml)
+_LAYER, _SIGN = ZIGGURAT_LAYER_MASK, ZIGGURAT_SIGN_SHIFT
+_MAG32, _MAG64 = ZIGGURAT_MAGNITUDE_SHIFT_F32, ZIGGURAT_MAGNITUDE_SHIFT_F64
 
 _TABLES = {}
 
@@ -99,18 +109,18 @@ def _negate_if(x, sign):
 # -- ziggurat ------------------------------------------------------------------------------------
 
 def _zig_f32_fast(t, w):
-    layer = w & 0xFF
-    mag = w >> 9
-    z = _negate_if(mag.to(torch.float32) * t["W32"][layer], (w >> 8) & 1)
+    layer = w & _LAYER
+    mag = w >> _MAG32
+    z = _negate_if(mag.to(torch.float32) * t["W32"][layer], (w >> _SIGN) & 1)
     return z, mag < t["K32"][layer]
 
 
 def _zig_f32_slot(t, state, w, aux1, aux2):
     """One slot for every pending element: (candidate, accepted, next state); fallback's."""
     in_tail = state != _FRESH
-    layer = w & 0xFF
-    sign = torch.where(in_tail, state, (w >> 8) & 1)
-    mag = w >> 9
+    layer = w & _LAYER
+    sign = torch.where(in_tail, state, (w >> _SIGN) & 1)
+    mag = w >> _MAG32
     x = mag.to(torch.float32) * t["W32"][layer]
     z = _negate_if(x, sign)
     ok = ~in_tail & (mag < t["K32"][layer])
@@ -130,18 +140,18 @@ def _zig_f32_slot(t, state, w, aux1, aux2):
 
 
 def _zig_f64_fast(t, u):
-    layer = u & 0xFF
-    mag = (u >> 12) & _MASK52
-    z = _negate_if(mag.to(torch.float64) * t["W64"][layer], (u >> 8) & 1)
+    layer = u & _LAYER
+    mag = (u >> _MAG64) & _MASK52
+    z = _negate_if(mag.to(torch.float64) * t["W64"][layer], (u >> _SIGN) & 1)
     return z, mag < t["K64"][layer]
 
 
 def _zig_f64_slot(t, state, u, aux1, aux2):
     """As _zig_f32_slot, with the float64 variant's values and tables."""
     in_tail = state != _FRESH
-    layer = u & 0xFF
-    sign = torch.where(in_tail, state, (u >> 8) & 1)
-    mag = (u >> 12) & _MASK52
+    layer = u & _LAYER
+    sign = torch.where(in_tail, state, (u >> _SIGN) & 1)
+    mag = (u >> _MAG64) & _MASK52
     x = mag.to(torch.float64) * t["W64"][layer]
     z = _negate_if(x, sign)
     ok = ~in_tail & (mag < t["K64"][layer])

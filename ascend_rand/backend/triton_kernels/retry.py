@@ -20,11 +20,12 @@ import triton
 import triton.language as tl
 from triton.language import core  # add with sanitize_overflow=False: words wrap mod 2**32
 
+from ...fallback import constants as _constants
 from .philox import philox4x32_10
 from .wordops import INT32_WORDS, SIGN_BIT, shr, to_word, ult, word_to_f64
 
-RETRY_SHIFT = tl.constexpr(10)  # 2**10 slots per element (fallback/normal.py RETRY_SHIFT)
-RETRY_HIGH_BIT = tl.constexpr(0x80000000)  # 2**63 in the offset's high word
+RETRY_SHIFT = tl.constexpr(_constants.RETRY_SHIFT)  # 2**10 slots per element
+RETRY_HIGH_BIT = tl.constexpr(_constants.RETRY_BASE >> 32)  # 2**63 in the offset's high word
 TWO_M24 = tl.constexpr(5.9604644775390625e-08)  # 2**-24
 TWO_M53 = tl.constexpr(1.1102230246251565e-16)  # 2**-53
 TWO_32 = tl.constexpr(4294967296.0)  # 2**32

@@ -29,14 +29,20 @@ import triton
 import triton.language as tl
 from triton.language import core  # add with sanitize_overflow=False: the halves wrap by design
 
+from ...fallback.constants import (
+    PHILOX_EXHAUSTED as EXHAUSTED, PHILOX_FLAGS as FLAGS, PHILOX_OFFSET as OFFSET,
+    PHILOX_SEED as SEED, PHILOX_SLOTS as SLOTS,
+)
 from .launch import launch
 from .wordops import INT32_WORDS, to_word, word
 
-# int64 slots of the state (engines/philox.py's order) and its int32 words.
-SLOTS = 8
-SEED, OFFSET, FLAGS = 0, 1, 7
-WORD_OFFSET_LO, WORD_OFFSET_HI, WORD_FLAGS, WORD_PAST_END = 2, 3, 14, 15
-EXHAUSTED = 1
+# The int64 slots of the state are the engine's (csrc/constants.toml); slot s is the
+# little-endian int32 words 2s (low half) and 2s + 1 (high half).
+WORD_OFFSET_LO = tl.constexpr(2 * OFFSET)
+WORD_OFFSET_HI = tl.constexpr(2 * OFFSET + 1)
+WORD_FLAGS = tl.constexpr(2 * FLAGS)
+WORD_PAST_END = tl.constexpr(2 * FLAGS + 1)
+_EXHAUSTED = tl.constexpr(EXHAUSTED)
 PAST_END_MAX = 0xFFFFFFFF
 
 
@@ -46,11 +52,11 @@ def advance_kernel(state_ptr, LIMBS16: tl.constexpr):
     wordops.py): the carry from the low half into the high one; past
     2**64 - 1 the offset wraps to 0 and EXHAUSTED is set; once exhausted the offset
     stays and the past-end count (word 15) grows by one, saturating."""
-    lo = word(tl.load(state_ptr + 2), LIMBS16)
-    hi = word(tl.load(state_ptr + 3), LIMBS16)
-    flags = word(tl.load(state_ptr + 14), LIMBS16)
-    past = word(tl.load(state_ptr + 15), LIMBS16)
-    exhausted = (flags & 1) != 0
+    lo = word(tl.load(state_ptr + WORD_OFFSET_LO), LIMBS16)
+    hi = word(tl.load(state_ptr + WORD_OFFSET_HI), LIMBS16)
+    flags = word(tl.load(state_ptr + WORD_FLAGS), LIMBS16)
+    past = word(tl.load(state_ptr + WORD_PAST_END), LIMBS16)
+    exhausted = (flags & _EXHAUSTED) != 0
     next_lo = core.add(lo, 1, sanitize_overflow=False)
     carry = to_word(next_lo == 0, LIMBS16)
     next_hi = core.add(hi, carry, sanitize_overflow=False)
@@ -60,10 +66,10 @@ def advance_kernel(state_ptr, LIMBS16: tl.constexpr):
     else:
         saturated = 0xFFFFFFFF
     grown = tl.where(past == saturated, past, core.add(past, 1, sanitize_overflow=False))
-    tl.store(state_ptr + 2, tl.where(exhausted, lo, next_lo).to(tl.int32, bitcast=True))
-    tl.store(state_ptr + 3, tl.where(exhausted, hi, next_hi).to(tl.int32, bitcast=True))
-    tl.store(state_ptr + 14, (flags | wrapped).to(tl.int32, bitcast=True))
-    tl.store(state_ptr + 15, tl.where(exhausted, grown, past).to(tl.int32, bitcast=True))
+    tl.store(state_ptr + WORD_OFFSET_LO, tl.where(exhausted, lo, next_lo).to(tl.int32, bitcast=True))
+    tl.store(state_ptr + WORD_OFFSET_HI, tl.where(exhausted, hi, next_hi).to(tl.int32, bitcast=True))
+    tl.store(state_ptr + WORD_FLAGS, (flags | wrapped).to(tl.int32, bitcast=True))
+    tl.store(state_ptr + WORD_PAST_END, tl.where(exhausted, grown, past).to(tl.int32, bitcast=True))
 
 
 def words(state, device=None):

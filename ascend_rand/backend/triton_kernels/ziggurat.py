@@ -25,15 +25,25 @@ import triton
 import triton.language as tl
 
 from ...fallback import ziggurat_tables as _zt
+from ...fallback.constants import (
+    RETRY_BLOCKS,
+    ZIGGURAT_FRESH,
+    ZIGGURAT_LAYER_MASK,
+    ZIGGURAT_SIGN_SHIFT,
+)
 from .conversions import unit_float32, unit_float64
 from .detmath import exp_f32, exp_f64, log_f32, log_f64, negated
 from .retry import mag52, open_unit_float32, open_unit_float64, retry_block
 from .wordops import full_words, shr, ult, word
 
-# Slot states (fallback/normal.py _FRESH): fresh, or in the tail with sign 0 / 1.
-FRESH = tl.constexpr(2)
-SLOTS_F32 = tl.constexpr(1024)  # spec 5.2: s < 1024
-SLOTS_F64 = tl.constexpr(512)   # spec 5.3: a float64 slot reads two blocks, R(i, 2s), R(i, 2s+1)
+# Slot states (csrc/constants.toml): fresh, or in the tail with sign 0 / 1.
+FRESH = tl.constexpr(ZIGGURAT_FRESH)
+SLOTS_F32 = tl.constexpr(RETRY_BLOCKS)  # spec 5.2: s < 1024
+SLOTS_F64 = tl.constexpr(RETRY_BLOCKS // 2)  # spec 5.3: a float64 slot reads R(i, 2s), R(i, 2s+1)
+# The layered word's layer and sign bits (the magnitude shifts, 9 and 12, stay literals in
+# shr's calls: the interpreter cannot shift an int by a global constexpr).
+LAYER_MASK = tl.constexpr(ZIGGURAT_LAYER_MASK)
+SIGN_SHIFT = tl.constexpr(ZIGGURAT_SIGN_SHIFT)
 R_F32 = tl.constexpr(_zt.R_F32)  # a float32 value (the table's float32 variant)
 INV_R_F32 = tl.constexpr(_zt.INV_R_F32)
 R_F64 = tl.constexpr(_zt.R_F64)
@@ -75,8 +85,8 @@ def _slot_f32(state, w, aux1, aux2, W, K, F, LIMBS16: tl.constexpr):
     tail run only the tail test on ``aux1``, ``aux2`` (their ``w`` unused).
     """
     in_tail = state != FRESH
-    layer = w & 0xFF
-    sign = tl.where(in_tail, state, (w >> 8) & 1)  # bit 8: the same for either shift
+    layer = w & LAYER_MASK
+    sign = tl.where(in_tail, state, (w >> SIGN_SHIFT) & 1)  # bit 8: the same for either shift
     mag = shr(w, 9, LIMBS16)
     x = mag.to(tl.float32) * tl.load(W + layer)
     z = negate_if(x, sign, LIMBS16)
@@ -102,9 +112,9 @@ def ziggurat_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
                  BOUNDED: tl.constexpr, LIMBS16: tl.constexpr):
     """Standard normals (float32) of the elements i = (i_hi, i_lo) from their first words
     ``w`` (uint32); lanes where ``valid`` is false are not drawn (their value is unused)."""
-    layer = w & 0xFF
+    layer = w & LAYER_MASK
     mag = shr(w, 9, LIMBS16)
-    z = negate_if(mag.to(tl.float32) * tl.load(W + layer), (w >> 8) & 1, LIMBS16)
+    z = negate_if(mag.to(tl.float32) * tl.load(W + layer), (w >> SIGN_SHIFT) & 1, LIMBS16)
     ok = ult(mag, word(tl.load(K + layer), LIMBS16), LIMBS16)
     if BOUNDED:
         ok = ok & (z >= lo) & (z <= hi)
@@ -142,8 +152,8 @@ def _k64_below(u_hi, u_lo, K, layer, LIMBS16: tl.constexpr):
 def _slot_f64(state, u_hi, u_lo, p_hi, p_lo, q_hi, q_lo, W, K, F, LIMBS16: tl.constexpr):
     """One float64 slot (spec 5.3, float64 variant): layered value u, auxiliaries p, q."""
     in_tail = state != FRESH
-    layer = u_lo & 0xFF
-    sign = tl.where(in_tail, state, (u_lo >> 8) & 1)
+    layer = u_lo & LAYER_MASK
+    sign = tl.where(in_tail, state, (u_lo >> SIGN_SHIFT) & 1)
     x = mag52(u_hi, u_lo, LIMBS16) * tl.load(W + layer)
     z = negate_if(x, sign, LIMBS16)
     ok = not_(in_tail) & _k64_below(u_hi, u_lo, K, layer, LIMBS16)
@@ -170,8 +180,8 @@ def ziggurat_f64(u_hi, u_lo, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F,
     Slot s reads R(i, 2s) (the layered value from words 0, 1 for s >= 1; p from
     words 2, 3) and R(i, 2s + 1) (q from words 0, 1).
     """
-    layer = u_lo & 0xFF
-    z = negate_if(mag52(u_hi, u_lo, LIMBS16) * tl.load(W + layer), (u_lo >> 8) & 1, LIMBS16)
+    layer = u_lo & LAYER_MASK
+    z = negate_if(mag52(u_hi, u_lo, LIMBS16) * tl.load(W + layer), (u_lo >> SIGN_SHIFT) & 1, LIMBS16)
     ok = _k64_below(u_hi, u_lo, K, layer, LIMBS16)
     if BOUNDED:
         ok = ok & (z >= lo) & (z <= hi)
