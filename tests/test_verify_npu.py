@@ -1,4 +1,5 @@
-"""``python -m ascend_rand.verify_npu``: exits cleanly without an NPU; its comparisons checked here.
+"""``python -m ascend_rand.cli.verify_npu``: exits cleanly without an NPU; its comparisons
+checked here.
 
 torch_npu's operators: the plumbing (the NPU generator's state bytes, the
 rows) is checked with a stand-in NPU.  The stand-in follows the documented
@@ -24,7 +25,7 @@ import numpy as np
 import pytest
 
 import ascend_rand as ar
-from ascend_rand import verify_npu
+from ascend_rand.cli import verify_npu
 from ascend_rand.backend import device_path
 
 import peers  # noqa: E402  (tests/peers.py, on sys.path by conftest)
@@ -33,9 +34,10 @@ torch = pytest.importorskip("torch")
 
 
 def test_without_an_npu_it_says_why_and_exits_0():
-    out = subprocess.run([sys.executable, "-m", "ascend_rand.verify_npu", "--json"],
+    out = subprocess.run([sys.executable, "-m", "ascend_rand.cli.verify_npu", "--json"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+    assert "RuntimeWarning" not in out.stderr  # runpy's, were the package to import the module
     info = json.loads(out.stdout)
     assert info["npu"] is False and "torch_npu" in info["reason"]
 

@@ -1,7 +1,7 @@
 """Check ascend_rand on a real Ascend NPU: torch_npu's operators, and our Triton kernels there.
 
-    python -m ascend_rand.verify_npu [--device DEVICE] [--n N] [--seed S]
-                                     [--throughput-n N] [--repeats R] [--json]
+    python -m ascend_rand.cli.verify_npu [--device DEVICE] [--n N] [--seed S]
+                                         [--throughput-n N] [--repeats R] [--json]
 
 On a machine with torch_npu and an NPU (``--device npu``, the default) it prints three tables.
 
@@ -51,8 +51,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import apply_mask, stateless
-from .backend.torch import _npu_state, as_numpy
+from .. import apply_mask, stateless
+from ..backend.torch import _npu_state, as_numpy
 
 DEVICE_TYPES = ("npu", "cuda", "cpu")
 # The kernel comparison's stream: key = --seed, and a counter whose low word carries into
@@ -160,8 +160,8 @@ def device_present(device):
 def kernels_run(device):
     """(True, None) where the torch backend's draws on ``device`` take the Triton kernels
     (device_path.route for a uniform draw there), else (False, why)."""
-    from .backend import device_path
-    from .distributions.uniform import plan_uniform
+    from ..backend import device_path
+    from ..distributions.uniform import plan_uniform
 
     kind = device.split(":")[0]
     try:
@@ -182,14 +182,14 @@ def kernels_run(device):
 
 def _launches():
     """Triton kernel launches so far in this process (launch.launches)."""
-    from .backend.triton_kernels import launch
+    from ..backend.triton_kernels import launch
     return launch.launches
 
 
 def reference_backend():
     """The host backend the device's bits are held to: the native core, else its NumPy
     mirror (bit-equal by the conformance suite)."""
-    from . import backend
+    from .. import backend
     return "native" if backend.resolve("auto").name == "native" else "numpy"
 
 
@@ -198,7 +198,7 @@ def reference_backend():
 def kernel_draws(n, seed, device):
     """(row name, draw(**where)) for every draw the Triton kernels run on ``device``;
     ``where`` is backend= (and device=) of the stateless functions and the Generator."""
-    from . import Generator
+    from .. import Generator
 
     s, k, c = stateless, seed, COUNTER
     floats = ["float32", "float16", "bfloat16"]
@@ -244,7 +244,7 @@ def kernel_draws(n, seed, device):
 
 def truncated_method(dtype, a, b):
     """The method plan_truncated_normal takes for [a, b] (its params[4], mirrored: [10])."""
-    from .distributions import normal
+    from ..distributions import normal
 
     params = normal.plan_truncated_normal(1, dtype, 0.0, 1.0, a, b).params
     name = {normal.TRUNC_ZIGGURAT: "ziggurat", normal.TRUNC_UNIFORM: "uniform proposals",
@@ -277,7 +277,7 @@ def _row(name, got, want, launched, names):
 
 def _dropout_input(torch, n, name, seed):
     """n values of every sign and size in dtype ``name`` (a CPU tensor)."""
-    from .backend.torch import torch_dtype
+    from ..backend.torch import torch_dtype
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(n) * np.exp2(rng.integers(-20, 20, n))
     return torch.from_numpy(x).to(torch_dtype(name))
@@ -289,8 +289,8 @@ def dropout_rows(device, n, seed, reference):
     against the host: the mask the reference Generator draws, apply_mask for y and dx."""
     import torch
 
-    from . import Generator
-    from .torch import dropout
+    from .. import Generator
+    from ..torch import dropout
 
     names = (device, reference)
     dtypes = ["float32", "float16", "bfloat16"] + ([] if device.startswith("npu") else ["float64"])
@@ -344,7 +344,7 @@ def throughput(torch, device, n, repeats=THROUGHPUT_REPEATS):
     operator and on an NPU torch_npu's (the device benchmark's cases,
     ascend_rand/benchmarks/device.py), each timed after one warm-up call: the median of
     ``repeats`` synchronised calls; ``vs_ours`` = the peer's time / ours."""
-    from .benchmarks import device as bench
+    from ..benchmarks import device as bench
 
     sync = synchronize(torch, device)
     rows = []
@@ -398,7 +398,7 @@ def _print_throughput(title, rows):
 
 
 def _arguments(argv):
-    parser = argparse.ArgumentParser(prog="python -m ascend_rand.verify_npu",
+    parser = argparse.ArgumentParser(prog="python -m ascend_rand.cli.verify_npu",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="npu",
                         help="the device to check: npu (default), cuda, or cpu (the Triton "
