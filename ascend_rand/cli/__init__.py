@@ -1,5 +1,5 @@
 """The ``ascend-rand`` command: ``demo``, ``bench``, ``stream``, ``battery``, ``backends``,
-``info``, ``selftest``, ``sample`` and ``plot``; one module a command.
+``info``, ``selftest``, ``sample``, ``plot`` and ``verify-npu``; one module a command.
 
 This module holds the argument parser and ``main``; each command's module is
 imported when the command runs (or, for the options it adds, when the parser is
@@ -107,8 +107,15 @@ def _cmd_battery(args):
     return battery.main(args.kind, args.seed, args.json)
 
 
+def _cmd_verify_npu(parser, args):
+    from . import verify_npu
+
+    return verify_npu.run(verify_npu.checked(parser, args))
+
+
 def build_parser():
     from .. import benchmarks
+    from . import verify_npu
 
     parser = argparse.ArgumentParser(
         prog="ascend-rand",
@@ -165,6 +172,14 @@ def build_parser():
     report.add_argument("--json", action="store_true", help="print the report as JSON")
     report.set_defaults(func=_cmd_backends)
     add_user_commands(sub)
+    verify_cmd = sub.add_parser(
+        "verify-npu", help="on an Ascend NPU: torch_npu's operators and our Triton kernels "
+                           "there, bit for bit against the host (exit 1 if a row differs)",
+        description="ascend_rand/cli/verify_npu.py: compare torch_npu's operators and the "
+                    "Triton kernels on the device with the host backend, bit for bit, and time "
+                    "them; without the device, say why and exit 0 (docs/npu.md).")
+    verify_npu.add_arguments(verify_cmd)
+    verify_cmd.set_defaults(func=functools.partial(_cmd_verify_npu, verify_cmd))
     return parser
 
 

@@ -1,7 +1,9 @@
 """Check ascend_rand on a real Ascend NPU: torch_npu's operators, and our Triton kernels there.
 
-    python -m ascend_rand.cli.verify_npu [--device DEVICE] [--n N] [--seed S]
-                                         [--throughput-n N] [--repeats R] [--json]
+    ascend-rand verify-npu [--device DEVICE] [--n N] [--seed S]
+                           [--throughput-n N] [--repeats R] [--json]
+
+(``python -m ascend_rand.cli.verify_npu`` is the same, with the same options.)
 
 On a machine with torch_npu and an NPU (``--device npu``, the default) it prints three tables.
 
@@ -397,9 +399,9 @@ def _print_throughput(title, rows):
               f"{r['us_per_call']:.1f} us, {r['gsamples_per_s']:.3f} G/s{ratio}")
 
 
-def _arguments(argv):
-    parser = argparse.ArgumentParser(prog="python -m ascend_rand.cli.verify_npu",
-                                     description=__doc__.split("\n\n")[0])
+def add_arguments(parser):
+    """The options on ``parser``: ``python -m ascend_rand.cli.verify_npu``'s and ``ascend-rand
+    verify-npu``'s; ``checked`` tests their values."""
     parser.add_argument("--device", default="npu",
                         help="the device to check: npu (default), cuda, or cpu (the Triton "
                              "kernels under Triton's interpreter with "
@@ -414,7 +416,11 @@ def _arguments(argv):
                         help=f"timed calls per throughput row, after one warm-up; the median "
                              f"is shown (default {THROUGHPUT_REPEATS})")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    args = parser.parse_args(argv)
+
+
+def checked(parser, args):
+    """``args`` with ``--throughput-n``'s default filled in; ``parser.error`` (exit 2) for a
+    value out of range."""
     kind, _, index = args.device.partition(":")
     if kind not in DEVICE_TYPES or (index and not index.isdigit()) or \
             (kind == "cpu" and index):
@@ -434,7 +440,14 @@ def _arguments(argv):
 
 
 def main(argv=None):
-    args = _arguments(argv)
+    parser = argparse.ArgumentParser(prog="python -m ascend_rand.cli.verify_npu",
+                                     description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run(checked(parser, parser.parse_args(argv)))
+
+
+def run(args):
+    """The checks of ``args`` (``checked``'s); the exit status: 1 when a row differs, else 0."""
     device, npu = args.device, args.device.startswith("npu")
     ok, why = device_present(device)
     if not ok:
