@@ -356,7 +356,7 @@ def test_device_check_help():
 
 
 def _device_check_module():
-    spec = importlib.util.spec_from_file_location("device_check", REPO / "bench" /
+    spec = importlib.util.spec_from_file_location("device_check", REPO / "tools" /
                                                   "device_check.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
