@@ -1,4 +1,4 @@
-"""``python -m ascend_rand``: the ``ascend-rand`` command (ascend_rand/cli.py)."""
+"""``python -m ascend_rand``: the ``ascend-rand`` command (ascend_rand/cli/__init__.py)."""
 
 import sys
 

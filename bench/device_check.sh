@@ -9,8 +9,8 @@
 # (and ml_dtypes, ascend_rand's one other dependency: a wheel of it in WHEELDIR where it is
 # not installed).  Without a CUDA device it says so and runs the same steps on the CPU (the
 # tests under Triton's interpreter, the benchmark's launch table): the dry run.
-# bench/device_check.py does the work (standard library only); docs/performance.md says
-# what each step checks.  Exit status: 0 all passed, 1 a test failed or a draw's bits
+# tools/device_check.py does the work (standard library only: it runs before the build, in
+# any python3); docs/performance.md says what each step checks.  Exit status: 0 all passed, 1 a test failed or a draw's bits
 # differed, 2 bad arguments, 3 the checks could not run (a missing dependency, no build).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -28,4 +28,4 @@ if ! command -v "$python" >/dev/null 2>&1; then
   echo "device_check.sh: no python interpreter '$python' (pass --python PATH)" >&2
   exit 3
 fi
-exec "$python" "$here/device_check.py" --python "$(command -v "$python")" ${args[@]+"${args[@]}"}
+exec "$python" "$here/../tools/device_check.py" --python "$(command -v "$python")" ${args[@]+"${args[@]}"}

@@ -7,7 +7,7 @@ import shutil
 import pytest
 from scipy import stats
 
-from ascend_rand import battery
+from ascend_rand.cli import battery
 
 
 @pytest.mark.parametrize("blocks", [1, 100, 2000, 10_000])

@@ -441,6 +441,19 @@ def test_the_one_command_script_for_other_machines_is_sound():
     assert args.levels is not None and args.markdown and args.quick
 
 
+def test_benchmark_code_has_one_home():
+    """ascend_rand/benchmarks/ holds the benchmarks; bench/ only the scripts a machine runs,
+    entry points into the package and tools/device_check.py (issue 25: one home)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = [p.name for p in (root / "bench").iterdir()
+            if p.is_file() and p.suffix in (".py", ".cpp", ".cc", ".c", ".h")]
+    assert code == []
+    assert (root / "ascend_rand" / "benchmarks" / "kernel_parts.cpp").is_file()
+    assert "tools/device_check.py" in (root / "bench" / "device_check.sh").read_text()
+
+
 def test_resolution_bits_counts_the_random_bits_of_a_float64_uniform():
     # MKL's float64 uniform(0, 1) is k / 2**32 (one 32-bit word); ascend_rand's has 52 bits.
     words = np.random.default_rng(3).integers(0, 2**32, size=4096, dtype=np.uint64)

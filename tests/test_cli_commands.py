@@ -1,5 +1,5 @@
-"""``ascend-rand info``, ``selftest``, ``sample`` and ``plot`` (ascend_rand/info.py, selftest.py,
-sample.py, plots.py).
+"""``ascend-rand info``, ``selftest``, ``sample`` and ``plot`` (ascend_rand/cli/info.py,
+selftest.py, sample.py, plots.py).
 
 Where the exit status or the bytes on stdout/stderr matter, the command runs as
 ``python -P -m ascend_rand`` in a temporary folder; elsewhere in-process through
@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import ascend_rand
-from ascend_rand import Generator, cli, demo, info, plots, sample, selftest
+from ascend_rand import Generator, cli
+from ascend_rand.cli import demo, info, plots, sample, selftest
 
 ENV = {**os.environ, "TERM": "dumb"}
 
@@ -116,7 +117,8 @@ def test_info_imports_torch_for_its_devices():
 
 
 def test_import_ascend_rand_imports_no_framework(tmp_path):
-    code = ("import sys, ascend_rand, ascend_rand.cli; "
+    code = ("import sys, ascend_rand, ascend_rand.cli, ascend_rand.cli.demo; "
+            "ascend_rand.cli.build_parser(); "
             "print(sorted(m for m in ('torch', 'torch_npu', 'mindspore', 'tensorflow', "
             "'matplotlib', 'rich') if m in sys.modules))")
     proc = run_module(cwd=tmp_path, code=code)

@@ -15,7 +15,8 @@ import sys
 import numpy as np
 import pytest
 
-from ascend_rand import Generator, cli, sample
+from ascend_rand import Generator, cli
+from ascend_rand.cli import sample
 
 ENV = {**os.environ, "TERM": "dumb"}
 needs_dev_full = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")

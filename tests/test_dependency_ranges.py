@@ -60,7 +60,7 @@ def test_ci_runs_the_oldest_declared_versions():
     assert 'tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]' in script
     assert "numpy.__version__ == numpy_low and ml_dtypes.__version__ == mldtypes_low" in script
     for test_file in ("test_known_answers.py", "test_conversions.py", "test_normal.py",
-                      "test_truncated_normal.py", "test_init_rules.py"):
+                      "test_truncated_normal.py", "test_initializers.py"):
         assert f"tests/{test_file}" in script and (ROOT / "tests" / test_file).exists()
 
 

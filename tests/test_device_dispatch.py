@@ -35,7 +35,8 @@ import triton_support  # noqa: E402  (tests/triton_support.py, on sys.path by co
 HAVE_TRITON = triton_support.import_interpreted()
 
 import ascend_rand as ar  # noqa: E402
-from ascend_rand import cli, info  # noqa: E402
+from ascend_rand import cli  # noqa: E402
+from ascend_rand.cli import info  # noqa: E402
 from ascend_rand.backend import device_path  # noqa: E402
 from ascend_rand.backend.torch import TorchBackend, as_numpy  # noqa: E402
 from ascend_rand.benchmarks import device as bench_device  # noqa: E402
@@ -355,7 +356,7 @@ def test_device_check_help():
 
 
 def _device_check_module():
-    spec = importlib.util.spec_from_file_location("device_check", REPO / "bench" /
+    spec = importlib.util.spec_from_file_location("device_check", REPO / "tools" /
                                                   "device_check.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

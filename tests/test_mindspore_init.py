@@ -236,7 +236,7 @@ def test_zero_element_arrays():
 def test_repr_and_import_is_the_real_mindspore():
     init = arms.TruncatedNormal(0.0, 0.02, generator=ar.Generator(1))
     assert repr(init).startswith("TruncatedNormal(mean=0.0, std=0.02, a=-2.0, b=2.0, generator=")
-    # ascend_rand/mindspore.py's own `import mindspore` reached the installed package
+    # ascend_rand/mindspore/__init__.py's own `import mindspore` reached the installed package
     assert arms.Initializer is Initializer
     assert mindspore.__file__ != arms.__file__
 

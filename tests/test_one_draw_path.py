@@ -168,7 +168,7 @@ def test_the_extension_is_loaded_in_one_module():
 
 @pytest.mark.parametrize("path", _modules(
     "generator.py", "stateless.py", "distributions/cache.py", "distributions/dispatch.py",
-    "backend/__init__.py", "backend/base.py", "selftest.py", "entropy/sources.py",
+    "backend/__init__.py", "backend/base.py", "cli/selftest.py", "entropy/sources.py",
     "entropy/reserve.py", "entropy/pool.py"), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_front_doors_and_registries_compare_no_backend_name(path):
     assert _name_comparisons(path, BACKEND_NAMES) == []

@@ -1,4 +1,4 @@
-"""``ascend-rand stream``: the bytes external batteries read (ascend_rand/stream.py)."""
+"""``ascend-rand stream``: the bytes external batteries read (ascend_rand/cli/stream.py)."""
 
 import math
 import subprocess
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ascend_rand as ar
-from ascend_rand import stream
+from ascend_rand.cli import stream
 
 N = 70_000  # more than one chunk of CHUNK elements
 

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
-from ascend_rand import demo, selftest
+from ascend_rand.cli import demo, selftest
 from ascend_rand.benchmarks import (distributions, dropout, entropy, harness, mkl, mt19937,
                                     smalldraws, torch_backend, uniform)
 

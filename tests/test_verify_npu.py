@@ -1,4 +1,5 @@
-"""``python -m ascend_rand.verify_npu``: exits cleanly without an NPU; its comparisons checked here.
+"""``python -m ascend_rand.cli.verify_npu``: exits cleanly without an NPU; its comparisons
+checked here.
 
 torch_npu's operators: the plumbing (the NPU generator's state bytes, the
 rows) is checked with a stand-in NPU.  The stand-in follows the documented
@@ -24,7 +25,8 @@ import numpy as np
 import pytest
 
 import ascend_rand as ar
-from ascend_rand import verify_npu
+from ascend_rand import cli
+from ascend_rand.cli import verify_npu
 from ascend_rand.backend import device_path
 
 import peers  # noqa: E402  (tests/peers.py, on sys.path by conftest)
@@ -33,9 +35,10 @@ torch = pytest.importorskip("torch")
 
 
 def test_without_an_npu_it_says_why_and_exits_0():
-    out = subprocess.run([sys.executable, "-m", "ascend_rand.verify_npu", "--json"],
+    out = subprocess.run([sys.executable, "-m", "ascend_rand.cli.verify_npu", "--json"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+    assert "RuntimeWarning" not in out.stderr  # runpy's, were the package to import the module
     info = json.loads(out.stdout)
     assert info["npu"] is False and "torch_npu" in info["reason"]
 
@@ -44,11 +47,25 @@ def test_without_an_npu_it_says_why_and_exits_0():
                                   ["--device", "tpu"], ["--device", "cpu:1"],
                                   ["--device", "npu:x"], ["--throughput-n", "-1"],
                                   ["--repeats", "0"]])
-def test_bad_arguments_are_usage_errors(args, capsys):
+@pytest.mark.parametrize("command", ["python -m", "ascend-rand verify-npu"])
+def test_bad_arguments_are_usage_errors(args, command, capsys):
     with pytest.raises(SystemExit) as exc:
-        verify_npu.main(args)
+        if command == "python -m":
+            verify_npu.main(args)
+        else:
+            cli.main(["verify-npu", *args])
     assert exc.value.code == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_the_subcommand_is_the_same_check(monkeypatch, capsys):
+    """``ascend-rand verify-npu`` runs what ``python -m ascend_rand.cli.verify_npu`` runs."""
+    monkeypatch.delenv(device_path.ENV, raising=False)
+    for argv in (["--device", "cpu", "--json"], ["--json"]):
+        assert verify_npu.main(argv) == 0
+        alone = capsys.readouterr().out
+        assert cli.main(["verify-npu", *argv]) == 0
+        assert capsys.readouterr().out == alone
 
 
 def test_without_the_device_or_the_kernels_it_says_why_and_exits_0(monkeypatch, capsys):

@@ -14,7 +14,7 @@ test's p-value, one column per file.
 import sys
 from collections import Counter
 
-from ascend_rand.battery import dieharder_results
+from ascend_rand.cli.battery import dieharder_results
 
 
 def parse(path):

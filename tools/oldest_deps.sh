@@ -65,6 +65,6 @@ EOF
 PYTHONPATH="$pkg" .venv-oldest/bin/python -P -m pytest -q -p no:cacheprovider \
   tests/test_known_answers.py tests/test_conversions.py -k "not tensorflow"
 PYTHONPATH="$pkg" .venv-oldest/bin/python -P -m pytest -q -p no:cacheprovider \
-  tests/test_normal.py tests/test_truncated_normal.py tests/test_init_rules.py \
+  tests/test_normal.py tests/test_truncated_normal.py tests/test_initializers.py \
   tests/test_backends_agree.py tests/test_numeric_edges.py \
   -k "(float16 or bfloat16 or 16) and not tensorflow"

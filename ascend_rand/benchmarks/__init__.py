@@ -14,7 +14,8 @@ by ``--only device``) times the torch backend on a GPU or NPU against torch's
 own operators and counts each draw's kernel launches (on CPU tensors without a
 device); ``compiled`` (also only by ``--only compiled``) times the torch operators
 per call and a model's training step eager and under torch.compile.  ``harness`` holds what they share; ``plot`` draws their rows (it
-needs matplotlib).
+needs matplotlib).  ``kernel_parts.cpp`` beside them, built by hand in a checkout
+(it includes csrc/core/normal.h), times the normal kernels part by part.
 docs/performance.md explains the method, the rows and the targets.
 
 Each benchmark module has ``run(quick=, sizes=, log=)``, returning its

@@ -9,7 +9,7 @@ lives.  The conversions here are the one place NumPy arrays become tensors.
 import numpy as np
 import torch
 
-from .. import init_rules
+from ..distributions import initializers
 from ..generator import Generator
 from ..seeding.manual import default_generator
 
@@ -73,5 +73,5 @@ def host_tensor(values):
 
 def from_float64(values, dtype_name):
     """float64 NumPy values rounded once (to nearest even) to ``dtype_name``, as a CPU tensor
-    (``init_rules.round_from_float64``: one rounding for the 16-bit formats too)."""
-    return host_tensor(np.ascontiguousarray(init_rules.round_from_float64(values, dtype_name)))
+    (``initializers.round_from_float64``: one rounding for the 16-bit formats too)."""
+    return host_tensor(np.ascontiguousarray(initializers.round_from_float64(values, dtype_name)))

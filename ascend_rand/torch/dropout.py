@@ -487,7 +487,7 @@ def _apply_npu(t, mask, p, backward):
     """On an Ascend NPU: torch_npu's own operators on our mask (the format is theirs),
     ``npu_dropout_do_mask(x, mask, p)`` forward and ``npu_dropout_backward(grad, mask,
     p)`` backward.  Their arithmetic is DropOutDoMask's on the device; that it equals
-    docs/spec.md 4.7 bit for bit is what ``python -m ascend_rand.verify_npu`` checks on
+    docs/spec.md 4.7 bit for bit is what ``ascend-rand verify-npu`` checks on
     hardware (none was available here)."""
     import torch_npu
     if backward:

@@ -1,9 +1,10 @@
 """torch.nn.init's random initialisers, drawing from an ascend_rand Generator.
 
 Same names, arguments and formulas as ``torch.nn.init`` (bounds, gains and
-fans computed as torch computes them, by ``ascend_rand.init_rules``, which
-``ascend_rand.mindspore``'s initialisers share: same values there), plus the keyword ``generator=``: an
-``ascend_rand.Generator``, None for ``ascend_rand.default_generator()``.  Each
+fans computed as torch computes them, by ``ascend_rand.distributions.initializers``,
+which ``ascend_rand.mindspore``'s initialisers share: same values there), plus the
+keyword ``generator=``: an ``ascend_rand.Generator``, None for
+``ascend_rand.default_generator()``.  Each
 function makes one draw (``uniform``, ``normal``, ``truncated_normal`` of the
 Generator) in the tensor's own dtype (float32, float64, float16, bfloat16),
 where the Generator draws (the host; a torch-backend Generator's device), and
@@ -37,7 +38,8 @@ import warnings
 import torch
 from torch.nn.init import calculate_gain, constant_, dirac_, eye_, ones_, zeros_
 
-from .. import _validate, init_rules
+from .. import _validate
+from ..distributions import initializers
 from ..distributions.normal import plan_normal, plan_truncated_normal
 from ..distributions.uniform import plan_uniform
 from . import ops
@@ -94,11 +96,11 @@ def _prepare(tensor, generator, what):
     return float_dtype_name(tensor, "tensor", what), generator_or_default(generator, what)
 
 
-# -- fans, as torch computes them (ascend_rand.init_rules) -----------------------------------------
+# -- fans, as torch computes them (ascend_rand.distributions.initializers) ----------------------
 
 def _fans(tensor):
     """(fan_in, fan_out): torch's rule, dimension 1 in, 0 out, times the receptive field."""
-    return init_rules.fans(tensor.shape)
+    return initializers.fans(tensor.shape)
 
 
 # -- uniform and normal ----------------------------------------------------------------------------
@@ -173,7 +175,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         return ops.init_(tensor, "trunc_normal_", generator, mean=mean, std=std, a=a, b=b)
     what = "trunc_normal_"
     dtype_name, generator = _prepare(tensor, generator, what)
-    mean, std, a_std, b_std, low, high = init_rules.trunc_normal_bounds(
+    mean, std, a_std, b_std, low, high = initializers.trunc_normal_bounds(
         mean, std, a, b, dtype_name, what)
     if tensor.is_meta:
         _skip(generator, "truncated_normal", tuple(tensor.shape), dtype_name,
@@ -197,7 +199,7 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
     if torch.compiler.is_compiling():
         return ops.init_(tensor, "xavier_uniform_", generator, gain=gain)
     float_dtype_name(tensor, "tensor", "xavier_uniform_")
-    bound = init_rules.xavier_bound(tensor.shape, gain)
+    bound = initializers.xavier_bound(tensor.shape, gain)
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -212,7 +214,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     if torch.compiler.is_compiling():
         return ops.init_(tensor, "xavier_normal_", generator, gain=gain)
     float_dtype_name(tensor, "tensor", "xavier_normal_")
-    return normal_(tensor, 0.0, init_rules.xavier_std(tensor.shape, gain), generator)
+    return normal_(tensor, 0.0, initializers.xavier_std(tensor.shape, gain), generator)
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
@@ -233,7 +235,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
-    bound = init_rules.kaiming_bound(tensor.shape, a, mode, nonlinearity)
+    bound = initializers.kaiming_bound(tensor.shape, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -253,7 +255,7 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
-    return normal_(tensor, 0.0, init_rules.kaiming_std(tensor.shape, a, mode, nonlinearity),
+    return normal_(tensor, 0.0, initializers.kaiming_std(tensor.shape, a, mode, nonlinearity),
                    generator)
 
 
@@ -282,7 +284,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return ops.init_(tensor, "orthogonal_", generator, gain=gain)
     what = "orthogonal_"
     dtype_name, generator = _prepare(tensor, generator, what)
-    rows, cols = init_rules.orthogonal_shape(tensor.shape)
+    rows, cols = initializers.orthogonal_shape(tensor.shape)
     gain = _validate.finite_float(gain, "gain")
     if tensor.numel() == 0:
         return tensor
@@ -290,5 +292,5 @@ def orthogonal_(tensor, gain=1, generator=None):
         _skip(generator, "normal", (rows, cols), "float64")
         return tensor
     normal = _draw(generator, "normal", (rows, cols), "float64").cpu().numpy()
-    q = init_rules.orthogonal_matrix(normal, gain)
+    q = initializers.orthogonal_matrix(normal, gain)
     return _fill_(tensor, from_float64(q, dtype_name).reshape(tensor.shape))

@@ -1,5 +1,8 @@
 """The work of bench/device_check.sh: build offline, test the Triton kernels compiled, benchmark.
 
+It lives with the checkout's other drivers in tools/, not in the package: it copies and
+builds this source tree and runs its tests/, then the package's own device benchmark
+(``ascend_rand/benchmarks/device.py``, through ``ascend-rand bench --only device``).
 Standard library only: it runs in any python3 and drives the target interpreter
 (``--python``) in subprocesses, each bounded in time so that the whole run ends
 within ``--time-limit`` seconds (default 290, under the 5 minutes issue 23 gives it):

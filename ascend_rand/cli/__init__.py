@@ -1,5 +1,10 @@
 """The ``ascend-rand`` command: ``demo``, ``bench``, ``stream``, ``battery``, ``backends``,
-``info``, ``selftest``, ``sample`` and ``plot``.
+``info``, ``selftest``, ``sample``, ``plot`` and ``verify-npu``; one module a command.
+
+This module holds the argument parser and ``main``; each command's module is
+imported when the command runs (or, for the options it adds, when the parser is
+built), never at ``import ascend_rand.cli``, and no command module imports this
+one: the arrows run from here down.
 
 ``ascend-rand bench`` runs the benchmarks of ``ascend_rand.benchmarks``,
 installed with the package: ``uniform`` (uniform floats, raw uint32), then
@@ -9,11 +14,11 @@ installed with the package: ``uniform`` (uniform floats, raw uint32), then
 this CPU runs, each level in its own process, and prints one table by level
 (``ascend_rand.benchmarks.levels``).  Its options are
 ``ascend_rand.benchmarks.add_arguments`` (``ascend-rand bench --help``).
-``ascend-rand demo`` is ``ascend_rand.demo``; ``ascend-rand stream`` writes a
-byte stream for external batteries (``ascend_rand.stream``); ``python -m
+``ascend-rand demo`` is ``ascend_rand.cli.demo``; ``ascend-rand stream`` writes a
+byte stream for external batteries (``ascend_rand.cli.stream``); ``python -m
 ascend_rand`` is this command too.
 
-``info``, ``selftest``, ``sample`` and ``plot`` are ascend_rand/info.py,
+``info``, ``selftest``, ``sample`` and ``plot`` are ascend_rand/cli/info.py,
 selftest.py, sample.py and plots.py (``add_user_commands`` below adds them):
 ``selftest`` exits 1 when a check fails; ``sample`` and ``plot`` exit 2 with
 a one-line error for bad options, a library ValueError, or (plot) no matplotlib.
@@ -32,19 +37,23 @@ import json
 import os
 import sys
 
-from . import __version__, benchmarks, demo
+from .. import __version__
 
 
 def _cmd_bench(parser, args):
+    from .. import benchmarks
+
     return benchmarks.main(args, parser.error)
 
 
 def _cmd_demo(args):
+    from . import demo
+
     return demo.main(run_bench=not args.no_bench)
 
 
 def _cmd_backends(args):
-    from . import backends, get_num_threads
+    from .. import backends, get_num_threads
 
     report = backends()
     if args.json:
@@ -98,7 +107,16 @@ def _cmd_battery(args):
     return battery.main(args.kind, args.seed, args.json)
 
 
+def _cmd_verify_npu(parser, args):
+    from . import verify_npu
+
+    return verify_npu.run(verify_npu.checked(parser, args))
+
+
 def build_parser():
+    from .. import benchmarks
+    from . import verify_npu
+
     parser = argparse.ArgumentParser(
         prog="ascend-rand",
         description="Reproducible Philox random numbers: demo, benchmark, backend report.",
@@ -124,7 +142,7 @@ def build_parser():
         "stream", help="write a binary stream to stdout for external test batteries "
                        "(PractRand stdin32, dieharder -g 200)",
         description="Write an endless (or --bytes N) binary stream of one ascend_rand stream to "
-                    "stdout; a closed pipe ends it quietly (ascend_rand/stream.py says what "
+                    "stdout; a closed pipe ends it quietly (ascend_rand/cli/stream.py says what "
                     "each --dist writes).")
     stream_cmd.add_argument("--engine", choices=("philox", "mt19937"), default="philox")
     stream_cmd.add_argument("--dist", choices=("raw", "uniform", "normal", "mask"), default="raw",
@@ -142,7 +160,7 @@ def build_parser():
     battery_cmd = sub.add_parser(
         "battery", help="rngtest and dieharder on ascend_rand's streams (a table of results)",
         description="Run external test batteries on the streams of `ascend-rand stream` "
-                    "(ascend_rand/battery.py says which and how they are judged); exit 1 when "
+                    "(ascend_rand/cli/battery.py says which and how they are judged); exit 1 when "
                     "a result fails or a battery is not installed.")
     battery_cmd.add_argument("kind", choices=("quick", "full"),
                              help="quick: rngtest and 3 dieharder tests on 7 streams (minutes); "
@@ -154,6 +172,14 @@ def build_parser():
     report.add_argument("--json", action="store_true", help="print the report as JSON")
     report.set_defaults(func=_cmd_backends)
     add_user_commands(sub)
+    verify_cmd = sub.add_parser(
+        "verify-npu", help="on an Ascend NPU: torch_npu's operators and our Triton kernels "
+                           "there, bit for bit against the host (exit 1 if a row differs)",
+        description="ascend_rand/cli/verify_npu.py: compare torch_npu's operators and the "
+                    "Triton kernels on the device with the host backend, bit for bit, and time "
+                    "them; without the device, say why and exit 0 (docs/npu.md).")
+    verify_npu.add_arguments(verify_cmd)
+    verify_cmd.set_defaults(func=functools.partial(_cmd_verify_npu, verify_cmd))
     return parser
 
 

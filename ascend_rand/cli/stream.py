@@ -32,8 +32,8 @@ import sys
 
 import numpy as np
 
-from . import _validate, engines
-from .generator import Generator
+from .. import _validate, engines
+from ..generator import Generator
 
 DISTS = ("raw", "uniform", "normal", "mask")
 ENGINES = ("philox", "mt19937")
@@ -53,7 +53,7 @@ SEEDS = 256  # seeds interleaved in the "seeds" layout
 
 
 def _offsets(seed):
-    from . import stateless
+    from .. import stateless
     offset = 0
     while True:
         chunk = [stateless.raw(OFFSET_WORDS, seed, (0, o))
@@ -63,7 +63,7 @@ def _offsets(seed):
 
 
 def _seeds():
-    from . import stateless
+    from .. import stateless
     per_seed = CHUNK // SEEDS  # a multiple of 4: each piece starts on a block
     block = 0
     while True:

@@ -20,7 +20,7 @@ from statistics import NormalDist
 import numpy as np
 
 from . import sample as _sample
-from ._console import error, progress
+from .._console import error, progress
 
 INSTALL_HINT = "the plot command needs matplotlib: pip install matplotlib " \
                "(or pip install 'ascend_rand[test]')"
@@ -101,7 +101,7 @@ def _truncated(title, loc, scale, a, b):
 
 def _parameters(dist, pos, kwargs):
     """Every parameter of ``Generator.<dist>`` for this call, defaults filled in."""
-    from . import Generator
+    from .. import Generator
 
     bound = inspect.signature(getattr(Generator, dist)).bind(None, *pos, **kwargs)
     bound.apply_defaults()
@@ -269,7 +269,7 @@ def _check_png(output):
 
 def main(args):
     """``ascend-rand plot``: 0, or 2 with a one-line error (matplotlib missing included)."""
-    from . import BackendUnavailableError
+    from .. import BackendUnavailableError
 
     try:
         import matplotlib  # noqa: F401  (only to say how to install it when missing)
@@ -279,7 +279,7 @@ def main(args):
         _check_png(args.output)
         with progress(4, f"plot {getattr(args, 'dist', 'bench')}") as bar:
             if args.what == "bench":
-                from .benchmarks import plot as bench_plot
+                from ..benchmarks import plot as bench_plot
 
                 bench_plot.plot(bench_plot.load_rows(args.results), args.output, args.title)
             else:

@@ -1,9 +1,11 @@
 // Where the float32 normal kernels spend their time, part by part, on
 // pre-generated words (so Philox is left out), one thread.  A diagnostic for
-// docs/performance.md ("What bounds the distributions"), not part of the build:
+// docs/performance.md ("What bounds the distributions"), not part of the build (setup.py
+// compiles csrc/ only; this file sits with the other benchmarks but needs a checkout's
+// csrc/ headers), built by hand from the top of the tree:
 //
 //   g++ -O3 -march=native -ffp-contract=off -fno-math-errno -std=c++17 -Icsrc \
-//       bench/kernel_parts.cpp -o /tmp/kernel_parts && /tmp/kernel_parts
+//       ascend_rand/benchmarks/kernel_parts.cpp -o /tmp/kernel_parts && /tmp/kernel_parts
 //
 // It includes the library's own headers (csrc/core/normal.h), so it times the
 // current fast path, retry path and Box-Muller pair kernel.  The tile loop

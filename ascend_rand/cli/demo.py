@@ -25,10 +25,10 @@ import sys
 
 import numpy as np
 
-from . import Generator, _console, backends, benchmarks, get_num_threads, set_num_threads, \
+from .. import Generator, _console, backends, benchmarks, get_num_threads, set_num_threads, \
     stateless
-from ._console import rich_console
-from .backend.torch import as_numpy
+from .._console import rich_console
+from ..backend.torch import as_numpy
 
 # Random123 kat_vectors, Philox4x32-10 (docs/spec.md section 1): (ctr c0..c3, key k0 k1, out).
 KNOWN_ANSWERS = (
@@ -224,7 +224,7 @@ def distributions(rows, names, tf, no_tf=NO_TF):
     then the normal is only checked finite with a standard deviation within 0.05
     of 1, and its detail says so and why there is no comparison (``no_tf``).
     """
-    from . import MT19937
+    from .. import MT19937
 
     for b in names:
         def box_muller(b=b):

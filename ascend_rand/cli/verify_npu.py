@@ -1,7 +1,9 @@
 """Check ascend_rand on a real Ascend NPU: torch_npu's operators, and our Triton kernels there.
 
-    python -m ascend_rand.verify_npu [--device DEVICE] [--n N] [--seed S]
-                                     [--throughput-n N] [--repeats R] [--json]
+    ascend-rand verify-npu [--device DEVICE] [--n N] [--seed S]
+                           [--throughput-n N] [--repeats R] [--json]
+
+(``python -m ascend_rand.cli.verify_npu`` is the same, with the same options.)
 
 On a machine with torch_npu and an NPU (``--device npu``, the default) it prints three tables.
 
@@ -51,9 +53,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import apply_mask, stateless
-from .backend.torch import as_numpy
-from .backend.torch import npu_state as _npu_state  # a name tests stand in for
+from .. import apply_mask, stateless
+from ..backend.torch import as_numpy
+from ..backend.torch import npu_state as _npu_state  # a name tests stand in for
 
 DEVICE_TYPES = ("npu", "cuda", "cpu")
 # The kernel comparison's stream: key = --seed, and a counter whose low word carries into
@@ -161,8 +163,8 @@ def device_present(device):
 def kernels_run(device):
     """(True, None) where the torch backend's draws on ``device`` take the Triton kernels
     (device_path.route for a uniform draw there), else (False, why)."""
-    from .backend import device_path
-    from .distributions.uniform import plan_uniform
+    from ..backend import device_path
+    from ..distributions.uniform import plan_uniform
 
     kind = device.split(":")[0]
     try:
@@ -183,14 +185,14 @@ def kernels_run(device):
 
 def _launches():
     """Triton kernel launches so far in this process (launch.launches)."""
-    from .backend.triton_kernels import launch
+    from ..backend.triton_kernels import launch
     return launch.launches
 
 
 def reference_backend():
     """The host backend the device's bits are held to: the native core, else its NumPy
     mirror (bit-equal by the conformance suite)."""
-    from . import backend
+    from .. import backend
     return "native" if backend.resolve("auto").name == "native" else "numpy"
 
 
@@ -199,7 +201,7 @@ def reference_backend():
 def kernel_draws(n, seed, device):
     """(row name, draw(**where)) for every draw the Triton kernels run on ``device``;
     ``where`` is backend= (and device=) of the stateless functions and the Generator."""
-    from . import Generator
+    from .. import Generator
 
     s, k, c = stateless, seed, COUNTER
     floats = ["float32", "float16", "bfloat16"]
@@ -245,7 +247,7 @@ def kernel_draws(n, seed, device):
 
 def truncated_method(dtype, a, b):
     """The method plan_truncated_normal takes for [a, b] (its params[4], mirrored: [10])."""
-    from .distributions import normal
+    from ..distributions import normal
 
     params = normal.plan_truncated_normal(1, dtype, 0.0, 1.0, a, b).params
     name = {normal.TRUNC_ZIGGURAT: "ziggurat", normal.TRUNC_UNIFORM: "uniform proposals",
@@ -278,7 +280,7 @@ def _row(name, got, want, launched, names):
 
 def _dropout_input(torch, n, name, seed):
     """n values of every sign and size in dtype ``name`` (a CPU tensor)."""
-    from .backend.torch import torch_dtype
+    from ..backend.torch import torch_dtype
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(n) * np.exp2(rng.integers(-20, 20, n))
     return torch.from_numpy(x).to(torch_dtype(name))
@@ -290,8 +292,8 @@ def dropout_rows(device, n, seed, reference):
     against the host: the mask the reference Generator draws, apply_mask for y and dx."""
     import torch
 
-    from . import Generator
-    from .torch import dropout
+    from .. import Generator
+    from ..torch import dropout
 
     names = (device, reference)
     dtypes = ["float32", "float16", "bfloat16"] + ([] if device.startswith("npu") else ["float64"])
@@ -345,7 +347,7 @@ def throughput(torch, device, n, repeats=THROUGHPUT_REPEATS):
     operator and on an NPU torch_npu's (the device benchmark's cases,
     ascend_rand/benchmarks/device.py), each timed after one warm-up call: the median of
     ``repeats`` synchronised calls; ``vs_ours`` = the peer's time / ours."""
-    from .benchmarks import device as bench
+    from ..benchmarks import device as bench
 
     sync = synchronize(torch, device)
     rows = []
@@ -398,9 +400,9 @@ def _print_throughput(title, rows):
               f"{r['us_per_call']:.1f} us, {r['gsamples_per_s']:.3f} G/s{ratio}")
 
 
-def _arguments(argv):
-    parser = argparse.ArgumentParser(prog="python -m ascend_rand.verify_npu",
-                                     description=__doc__.split("\n\n")[0])
+def add_arguments(parser):
+    """The options on ``parser``: ``python -m ascend_rand.cli.verify_npu``'s and ``ascend-rand
+    verify-npu``'s; ``checked`` tests their values."""
     parser.add_argument("--device", default="npu",
                         help="the device to check: npu (default), cuda, or cpu (the Triton "
                              "kernels under Triton's interpreter with "
@@ -415,7 +417,11 @@ def _arguments(argv):
                         help=f"timed calls per throughput row, after one warm-up; the median "
                              f"is shown (default {THROUGHPUT_REPEATS})")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    args = parser.parse_args(argv)
+
+
+def checked(parser, args):
+    """``args`` with ``--throughput-n``'s default filled in; ``parser.error`` (exit 2) for a
+    value out of range."""
     kind, _, index = args.device.partition(":")
     if kind not in DEVICE_TYPES or (index and not index.isdigit()) or \
             (kind == "cpu" and index):
@@ -435,7 +441,14 @@ def _arguments(argv):
 
 
 def main(argv=None):
-    args = _arguments(argv)
+    parser = argparse.ArgumentParser(prog="python -m ascend_rand.cli.verify_npu",
+                                     description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run(checked(parser, parser.parse_args(argv)))
+
+
+def run(args):
+    """The checks of ``args`` (``checked``'s); the exit status: 1 when a row differs, else 0."""
     device, npu = args.device, args.device.startswith("npu")
     ok, why = device_present(device)
     if not ok:

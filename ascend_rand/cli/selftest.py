@@ -15,7 +15,7 @@
    a stuck source that must fail closed (``EntropyError``) at start-up and
    after it.
 
-The checks of 1 and 2 are the demo's (ascend_rand/demo.py), run here without
+The checks of 1 and 2 are the demo's (ascend_rand/cli/demo.py), run here without
 importing TensorFlow.  ``run()`` returns the rows; ``main()`` prints them and
 returns 0 only when every check passed.
 """
@@ -26,10 +26,11 @@ import sys
 
 import numpy as np
 
-from . import Generator, backends, demo
-from ._console import progress, rich_console
-from .backend import resolve as resolve_backend
-from .backend.torch import as_numpy
+from .. import Generator, backends
+from . import demo
+from .._console import progress, rich_console
+from ..backend import resolve as resolve_backend
+from ..backend.torch import as_numpy
 
 # (method, positional arguments, keyword arguments): drawn with Generator(CASE_SEED)
 # on every backend, each engine; odd sizes end inside a SIMD batch.
@@ -115,7 +116,7 @@ class StuckSource:
 
 def entropy_health(rows):
     """The pool on the "auto" source passes its health tests; stuck sources fail closed."""
-    from .entropy import EntropyError, EntropyPool, resolve
+    from ..entropy import EntropyError, EntropyPool, resolve
 
     def auto_run():
         source = resolve("auto")

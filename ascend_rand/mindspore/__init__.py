@@ -5,7 +5,7 @@ wherever MindSpore takes one: ``initializer(init, shape, dtype)``,
 ``Parameter``, ``nn.Dense(weight_init=..., bias_init=...)``, ``nn.Conv2d``...
 The values are those of ``ascend_rand.torch.init`` for the same Generator
 state, shape and dtype, bit for bit: both front ends compute bounds, gains and
-fans with ``ascend_rand.init_rules`` and make the same single draw.
+fans with ``ascend_rand.distributions.initializers`` and make the same single draw.
 
 =====================  =========================================
 here                   ascend_rand.torch.init (torch.nn.init)
@@ -67,10 +67,11 @@ except ImportError as error:  # the message says what to install
         "ascend_rand.mindspore needs MindSpore: pip install 'ascend_rand[mindspore]' "
         f"(importing it failed: {error})") from error
 
-from . import _dtypes, _validate, init_rules
-from .backend.torch import as_numpy
-from .generator import Generator
-from .seeding.manual import default_generator
+from .. import _dtypes, _validate
+from ..backend.torch import as_numpy
+from ..distributions import initializers
+from ..generator import Generator
+from ..seeding.manual import default_generator
 
 __all__ = [
     "HeNormal", "HeUniform", "Normal", "Orthogonal", "TruncatedNormal", "Uniform",
@@ -94,7 +95,7 @@ def _float_dtype_name(arr, what):
         raise TypeError(f"{what}: expected the NumPy array MindSpore fills, got "
                         f"{type(arr).__name__}")
     name = arr.dtype.name
-    if name not in init_rules.FLOAT_DTYPE_NAMES:
+    if name not in initializers.FLOAT_DTYPE_NAMES:
         raise TypeError(
             f"{what}: can only fill float32, float64, float16 or bfloat16 parameters, "
             f"got {arr.dtype}")
@@ -218,7 +219,7 @@ class TruncatedNormal(_GeneratorInitializer):
 
     The draw ``generator.truncated_normal(mean, std, (a - mean) / std,
     (b - mean) / std, shape, dtype)`` clamped to the dtype values inside
-    [a, b] (``ascend_rand.init_rules.trunc_normal_bounds``: rounding to the
+    [a, b] (``initializers.trunc_normal_bounds``: rounding to the
     dtype can carry a draw across a bound the dtype cannot hold).  Every value
     lies in [a, b].  A dtype with no value in [a, b] is a ValueError when the
     parameter is filled.
@@ -236,17 +237,17 @@ class TruncatedNormal(_GeneratorInitializer):
 
     def __init__(self, mean=0.0, std=1.0, a=-2.0, b=2.0, *, generator=None):
         # float64 holds a and b themselves: this checks everything but the dtype's own bounds
-        mean, std, _, _, a, b = init_rules.trunc_normal_bounds(mean, std, a, b, "float64",
+        mean, std, _, _, a, b = initializers.trunc_normal_bounds(mean, std, a, b, "float64",
                                                                self._what)
         super().__init__(generator, mean=mean, std=std, a=a, b=b)
         self.mean, self.std, self.a, self.b = mean, std, a, b
 
     def _values(self, shape, dtype_name, generator):
-        mean, std, a_std, b_std, low, high = init_rules.trunc_normal_bounds(
+        mean, std, a_std, b_std, low, high = initializers.trunc_normal_bounds(
             self.mean, self.std, self.a, self.b, dtype_name, self._what)
         values = _draw(generator, "truncated_normal", shape, dtype_name,
                        loc=mean, scale=std, a=a_std, b=b_std)
-        return init_rules.clamp(values, low, high)
+        return initializers.clamp(values, low, high)
 
 
 # -- Xavier (Glorot) and He (Kaiming) --------------------------------------------------------------
@@ -269,7 +270,7 @@ class XavierUniform(_GeneratorInitializer):
         self.gain = gain
 
     def _values(self, shape, dtype_name, generator):
-        bound = init_rules.xavier_bound(shape, self.gain)
+        bound = initializers.xavier_bound(shape, self.gain)
         return _uniform(generator, shape, dtype_name, -bound, bound)
 
 
@@ -291,15 +292,15 @@ class XavierNormal(_GeneratorInitializer):
         self.gain = gain
 
     def _values(self, shape, dtype_name, generator):
-        return _normal(generator, shape, dtype_name, 0.0, init_rules.xavier_std(shape, self.gain))
+        return _normal(generator, shape, dtype_name, 0.0, initializers.xavier_std(shape, self.gain))
 
 
 class _He(_GeneratorInitializer):
     """What HeUniform and HeNormal share: torch's (a, mode, nonlinearity), checked early."""
 
     def __init__(self, a=0, mode="fan_in", nonlinearity="leaky_relu", *, generator=None):
-        init_rules.fan_mode(mode)
-        init_rules.calculate_gain(nonlinearity, a)  # checks nonlinearity and the slope
+        initializers.fan_mode(mode)
+        initializers.calculate_gain(nonlinearity, a)  # checks nonlinearity and the slope
         super().__init__(generator, a=a, mode=mode, nonlinearity=nonlinearity)
         self.a, self.mode, self.nonlinearity = a, mode, nonlinearity
 
@@ -327,7 +328,7 @@ class HeUniform(_He):
     _what = "HeUniform"
 
     def _draw_he(self, shape, dtype_name, generator):
-        bound = init_rules.kaiming_bound(shape, self.a, self.mode, self.nonlinearity)
+        bound = initializers.kaiming_bound(shape, self.a, self.mode, self.nonlinearity)
         return _uniform(generator, shape, dtype_name, -bound, bound)
 
 
@@ -345,7 +346,7 @@ class HeNormal(_He):
     _what = "HeNormal"
 
     def _draw_he(self, shape, dtype_name, generator):
-        std = init_rules.kaiming_std(shape, self.a, self.mode, self.nonlinearity)
+        std = initializers.kaiming_std(shape, self.a, self.mode, self.nonlinearity)
         return _normal(generator, shape, dtype_name, 0.0, std)
 
 
@@ -357,7 +358,7 @@ class Orthogonal(_GeneratorInitializer):
     The parameter is seen as (rows, cols) = (shape[0], size / rows); a float64
     normal matrix ``generator.normal(0, 1, (rows, cols), "float64")`` is drawn
     whatever the dtype, Q of its QR decomposition computed on the host by
-    ``numpy.linalg.qr`` with torch's sign rule (``init_rules.orthogonal_matrix``),
+    ``numpy.linalg.qr`` with torch's sign rule (``initializers.orthogonal_matrix``),
     times ``gain`` and rounded once to the dtype.
 
     >>> import mindspore, numpy as np, ascend_rand as ar
@@ -376,9 +377,9 @@ class Orthogonal(_GeneratorInitializer):
         self.gain = gain
 
     def _values(self, shape, dtype_name, generator):
-        rows, cols = init_rules.orthogonal_shape(shape)
+        rows, cols = initializers.orthogonal_shape(shape)
         if 0 in shape:
             return None
         normal = _draw(generator, "normal", (rows, cols), "float64")
-        q = init_rules.orthogonal_matrix(normal, self.gain)
-        return init_rules.round_from_float64(q, dtype_name)
+        q = initializers.orthogonal_matrix(normal, self.gain)
+        return initializers.round_from_float64(q, dtype_name)

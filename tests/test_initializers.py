@@ -1,4 +1,4 @@
-"""ascend_rand.init_rules: the framework-free value rules of the initialisers.
+"""ascend_rand.distributions.initializers: the framework-free value rules of the initialisers.
 
 Expected values are torch's own functions where torch is installed (fans,
 gains, QR), the formulas written out here, and every value of the 16-bit
@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ascend_rand import init_rules as rules
+from ascend_rand.distributions import initializers as rules
 
 NUMPY = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
          "bfloat16": ml_dtypes.bfloat16}
@@ -188,7 +188,7 @@ def test_round_from_float64_wide_formats():
 # -- imports ---------------------------------------------------------------------------------------
 
 def test_no_framework_is_imported():
-    code = ("import sys, ascend_rand, ascend_rand.init_rules; "
+    code = ("import sys, ascend_rand, ascend_rand.distributions.initializers; "
             "print('torch' in sys.modules, 'mindspore' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

@@ -1,5 +1,10 @@
 """The value rules of the parameter initialisers, shared by every framework front end.
 
+They sit with the distributions because they are what an initialiser's draw is
+parameterised by (bounds, standard deviations, truncation points) and how its
+values are finished (clamped, orthogonalised, rounded to the dtype), below both
+front ends, which only move values into their framework's tensors.
+
 torch.nn.init's formulas (fans, gains, Xavier and Kaiming bounds and standard
 deviations), the truncated normal's inward clamp and the orthogonal QR recipe,
 written on shapes, Python floats and NumPy arrays only: no framework is
@@ -22,9 +27,9 @@ import math
 
 import numpy as np
 
-from . import _dtypes, _validate
-from .distributions.uniform import in_dtype
-from .fallback import conversions as _conv
+from .. import _dtypes, _validate
+from ..fallback import conversions as _conv
+from .uniform import in_dtype
 
 __all__ = [
     "FLOAT_DTYPE_NAMES", "calculate_gain", "clamp", "correct_fan", "fan_mode", "fans", "inward",

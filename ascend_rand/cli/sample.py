@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._console import error, progress
-from .backend.torch import as_numpy
+from .._console import error, progress
+from ..backend.torch import as_numpy
 
 # Each distribution's options, in the order of the Generator method's parameters.
 DISTRIBUTIONS = {
@@ -181,8 +181,8 @@ def call_arguments(args):
 
 def make_generator(args):
     """(Generator, seed): ``args.seed``, or a fresh seed from the entropy pool."""
-    from . import Generator
-    from .entropy import secure_seed
+    from .. import Generator
+    from ..entropy import secure_seed
 
     seed = args.seed if args.seed is not None else secure_seed()
     kwargs = {"streams": args.streams} if args.engine == "mt19937" else {}
@@ -272,7 +272,7 @@ def _quiet_stdout():
 
 def main(args):
     """``ascend-rand sample``: 0, or 2 with a one-line error."""
-    from . import BackendUnavailableError
+    from .. import BackendUnavailableError
 
     try:
         shape = parse_size(args.size)

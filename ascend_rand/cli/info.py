@@ -20,8 +20,8 @@ import sys
 
 import numpy as np
 
-from . import __version__, backends, get_num_threads
-from ._console import progress, rich_console
+from .. import __version__, backends, get_num_threads
+from .._console import progress, rich_console
 
 # (name reported, module, distribution whose version is read, imported for its devices):
 # TensorFlow is only the demo's reference for the stream layout, so it is not imported
@@ -41,7 +41,7 @@ def simd_levels():
     >>> level is None or level in levels
     True
     """
-    from . import _extension
+    from .. import _extension
 
     module = _extension.module
     if module is None:
@@ -119,7 +119,7 @@ def entropy_state():
     >>> state["auto"] in state["sources"]
     True
     """
-    from . import entropy
+    from .. import entropy
 
     try:
         auto = entropy.resolve("auto").name
