@@ -1,11 +1,10 @@
 """The package's imports run down (docs/architecture.md, "Layout"; issue 25 item 5).
 
-The three axes (engines, distributions, backends, with the NumPy mirror) and
-the entropy pool import no front door (``generator``, ``stateless``), no
-framework front end (``torch/``, ``mindspore/``, ``data``, ``distributed``)
-and neither ``cli/`` nor ``benchmarks/``; only ``cli/`` imports the
-benchmarks, and nothing outside ``cli/`` imports it but ``__main__.py``
-(``python -m ascend_rand`` is the command).  Imports are read
+Every import between the package's parts goes down ``RANKS`` (the leaves, then the
+backends, the entropy pool and the plans, then the engines, the front doors, the
+seeding, and on top the framework front ends and the command line), or stays inside
+one part; only ``cli/`` imports the benchmarks, and nothing outside ``cli/`` imports
+it but ``__main__.py`` (``python -m ascend_rand`` is the command).  Imports are read
 from the source (``import``, ``from``, relative or absolute, anywhere in a
 module, and ``"ascend_rand.x"`` strings handed to ``importlib``), so a lazy
 import inside a function counts too.
@@ -18,9 +17,28 @@ from pathlib import Path
 import ascend_rand
 
 PACKAGE = Path(ascend_rand.__file__).parent
-LOWER = ("engines", "distributions", "backend", "fallback", "entropy")
-UPPER = {"generator", "stateless", "torch", "mindspore", "data", "distributed", "cli",
-         "benchmarks"}
+# The parts of the package, low to high: each imports only parts of lower rank (or
+# itself); parts of one rank above 0 are peers and do not import each other.  A part
+# not named here is a front end or the command line (TOP): torch, mindspore, data,
+# distributed, cli, benchmarks.
+RANKS = {
+    "_native": 0, "_extension": 0, "_validate": 0, "_dtypes": 0, "_console": 0, "fallback": 0,
+    "backend": 1, "entropy": 1, "distributions": 1,
+    "engines": 2,
+    "generator": 3, "stateless": 3,
+    "seeding": 4,
+}
+TOP = 5
+
+
+def _part(parts):
+    """The top-level part a module's path below the package is in ("" for __init__.py)."""
+    first = parts[0]
+    return "" if first == "__init__.py" else first.removesuffix(".py")
+
+
+def _rank(name):
+    return RANKS.get(name, TOP)  # the package itself and the names it exports: TOP
 
 
 def _modules():
@@ -63,11 +81,46 @@ def imported(path, parts):
     return found
 
 
-def test_the_lower_layers_import_nothing_above_them():
-    upward = [f"{'/'.join(parts)}:{line}: {name}"
-              for path, parts in _modules() if parts[0] in LOWER
-              for line, name in imported(path, parts) if name in UPPER]
-    assert upward == []
+def upward_arrows():
+    arrows = []
+    for path, parts in _modules():
+        here = _part(parts)
+        if here == "fallback":
+            continue  # the portable mirror imports only itself (below)
+        for line, there in imported(path, parts):
+            if there == here:
+                continue
+            if _rank(there) > _rank(here) or 0 < _rank(there) == _rank(here) < TOP:
+                arrows.append(f"{'/'.join(parts)}:{line} {here} -> {there}")
+    return arrows
+
+
+def test_no_import_runs_back_up():
+    assert upward_arrows() == []
+
+
+def test_the_portable_mirror_imports_nothing_else_of_the_package():
+    offenders = [f"{'/'.join(parts)}:{line}: {name}" for path, parts in _modules()
+                 if parts[0] == "fallback"
+                 for line, name in imported(path, parts) if name != "fallback"]
+    assert offenders == []
+
+
+def test_the_check_finds_an_upward_arrow(monkeypatch):
+    # An engine importing the SeedManager is the arrow engines/base.py once had (it
+    # imported seeding/derive.py); backend importing distributions, the Triton kernels'.
+    extra = {"base.py": "\nfrom ..seeding.manager import SeedManager\n",
+             "normal_draws.py": "\nfrom ...distributions.normal import plan_normal\n"}
+    read = Path.read_text
+    monkeypatch.setattr(Path, "read_text",
+                        lambda self, *a, **k: read(self, *a, **k) + (
+                            extra[self.name] if self.name in extra
+                            and self.parent.name in ("engines", "triton_kernels") else ""))
+    arrows = upward_arrows()
+    assert any(a.startswith("engines/base.py:") and a.endswith("engines -> seeding")
+               for a in arrows), arrows
+    assert any(a.startswith("backend/triton_kernels/normal_draws.py:")
+               and a.endswith("backend -> distributions") for a in arrows), arrows
 
 
 def test_only_the_command_line_imports_the_commands_and_the_benchmarks():

@@ -8,7 +8,7 @@
 namespace ascend_rand {
 
 // Kernel codes of the native one-call draw: the kernel of a plan's native form
-// (backend/native.py fast_form), switched on by csrc/python/bindings_fast.cpp.
+// (backend/native.py native_form), switched on by csrc/python/bindings_fast.cpp.
 enum class Kernel : int {
   kRaw = 0,
   kUniform = 1,
