@@ -48,19 +48,22 @@ def _shortcut_of(name):
     return shortcut
 
 
-def _small(plan, key, counter, backend, device):
-    """The backend's one-call draw (it checks key and counter itself), or None: then
-    the general path checks them and runs."""
-    if device is None and type(backend) is str:
+def _small(plan, stream):
+    """The backend's one-call draw of ``plan`` from ``stream`` = (key, counter, backend,
+    device): it checks key and counter itself, or declines (None); then the general path
+    checks them and runs."""
+    backend = stream[2]
+    if stream[3] is None and type(backend) is str:
         entry = _SHORTCUTS.get(backend)
         shortcut = (entry[1] if entry is not None and entry[0] is _extension.module
                     else _shortcut_of(backend))
         if shortcut is not None:
-            return shortcut(key, counter, plan)
+            return shortcut(stream[0], stream[1], plan)
     return None
 
 
-def _general(plan, key, counter, backend, device):
+def _general(plan, stream):
+    key, counter, backend, device = stream
     b = _backend(backend, device)
     key, counter = _stream(key, counter)
     return b.run(plan, key, counter)
@@ -69,13 +72,6 @@ def _general(plan, key, counter, backend, device):
 def _backend(backend, device):
     b = resolve_backend(backend)
     return b if device is None else b.on(device)
-
-
-def _run(key, build, stream, out, cacheable=True):
-    """The draw ``key`` = (name, size, *args) from ``stream`` = (key, counter, backend,
-    device), through the one dispatch helper (distributions/dispatch.py)."""
-    b = None if out is None else _backend(stream[2], stream[3])
-    return _d.draw(key, build, out, b, _small, _general, stream, cacheable)
 
 
 def raw(size, key, counter=_ORIGIN, dtype="uint32", *, backend="auto", device=None, out=None):
@@ -92,7 +88,9 @@ def raw(size, key, counter=_ORIGIN, dtype="uint32", *, backend="auto", device=No
     >>> hex(int(ar.stateless.raw(None, key=0, dtype="uint64")))
     '0x6627e8d5e169c58d'
     """
-    return _run(("raw", size, dtype), _d.build_raw, (key, counter, backend, device), out)
+    return _d.draw(("raw", size, dtype), _d.build_raw, out,
+                   None if out is None else _backend(backend, device), _small, _general,
+                   (key, counter, backend, device))
 
 
 def uniform(size, key, counter=_ORIGIN, low=0.0, high=1.0, dtype="float32", *,
@@ -111,8 +109,9 @@ def uniform(size, key, counter=_ORIGIN, low=0.0, high=1.0, dtype="float32", *,
     >>> ar.stateless.uniform(3, key=42, low=5.0, high=6.0, dtype="float64").tolist()
     [5.683673351847189, 5.957196560727644, 5.695594145835286]
     """
-    return _run(("uniform", size, dtype, low, high), _d.build_uniform,
-                (key, counter, backend, device), out)
+    return _d.draw(("uniform", size, dtype, low, high), _d.build_uniform, out,
+                   None if out is None else _backend(backend, device), _small, _general,
+                   (key, counter, backend, device))
 
 
 def integers(size, key, low, high=None, counter=_ORIGIN, dtype="int64", *, endpoint=False,
@@ -127,10 +126,11 @@ def integers(size, key, low, high=None, counter=_ORIGIN, dtype="int64", *, endpo
     >>> ar.stateless.integers(4, key=42, low=6, dtype="uint8", endpoint=True).tolist()
     [4, 0, 6, 3]
     """
-    return _run(("integers", size, dtype, low, high, _d.flag_key(endpoint)), _d.build_integers,
-                (key, counter, backend, device), out,
-                type(endpoint) is bool and type(low) is int
-                and (high is None or type(high) is int))  # floats equal ints as keys
+    return _d.draw(("integers", size, dtype, low, high, _d.flag_key(endpoint)),
+                   _d.build_integers, out,
+                   None if out is None else _backend(backend, device), _small, _general,
+                   (key, counter, backend, device), type(endpoint) is bool and type(low) is int
+                   and (high is None or type(high) is int))  # floats equal ints as keys
 
 
 def normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, dtype="float32", method="ziggurat", *,
@@ -146,8 +146,9 @@ def normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, dtype="float32", meth
     >>> round(float(x.mean()), 1), round(float(x.std()), 1)
     (3.0, 2.0)
     """
-    return _run(("normal", size, dtype, loc, scale, method), _d.build_normal,
-                (key, counter, backend, device), out)
+    return _d.draw(("normal", size, dtype, loc, scale, method), _d.build_normal, out,
+                   None if out is None else _backend(backend, device), _small, _general,
+                   (key, counter, backend, device))
 
 
 def truncated_normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, a=-2.0, b=2.0,
@@ -161,8 +162,9 @@ def truncated_normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, a=-2.0, b=2
     >>> bool(x.min() >= 0.0)
     True
     """
-    return _run(("truncated_normal", size, dtype, loc, scale, a, b), _d.build_truncated_normal,
-                (key, counter, backend, device), out)
+    return _d.draw(("truncated_normal", size, dtype, loc, scale, a, b), _d.build_truncated_normal, out,
+                   None if out is None else _backend(backend, device), _small, _general,
+                   (key, counter, backend, device))
 
 
 def bernoulli(size, key, p, counter=_ORIGIN, packed=False, *, backend="auto", device=None, out=None):
@@ -176,8 +178,9 @@ def bernoulli(size, key, p, counter=_ORIGIN, packed=False, *, backend="auto", de
     >>> ar.stateless.bernoulli(10, key=42, p=0.3, packed=True)[:2].tolist()
     [4, 0]
     """
-    return _run(("bernoulli", size, p, _d.flag_key(packed)), _d.build_bernoulli,
-                (key, counter, backend, device), out, type(packed) is bool)
+    return _d.draw(("bernoulli", size, p, _d.flag_key(packed)), _d.build_bernoulli, out,
+                   None if out is None else _backend(backend, device), _small, _general,
+                   (key, counter, backend, device), type(packed) is bool)
 
 
 def dropout_mask(size, key, p_drop, counter=_ORIGIN, *, backend="auto", device=None, out=None):
@@ -194,8 +197,9 @@ def dropout_mask(size, key, p_drop, counter=_ORIGIN, *, backend="auto", device=N
     >>> int(ar.unpack_mask(m, 200).sum())  # kept, of 200
     179
     """
-    return _run(("dropout_mask", size, p_drop), _d.build_dropout_mask,
-                (key, counter, backend, device), out)
+    return _d.draw(("dropout_mask", size, p_drop), _d.build_dropout_mask, out,
+                   None if out is None else _backend(backend, device), _small, _general,
+                   (key, counter, backend, device))
 
 
 def permutation(x, key, counter=_ORIGIN, *, backend="auto", device=None):
@@ -208,9 +212,9 @@ def permutation(x, key, counter=_ORIGIN, *, backend="auto", device=None):
     [[3, 4], [1, 2], [5, 6]]
     """
     if type(x) is int:
-        return _run(("permutation", x), _d.build_permutation, (key, counter, backend, device),
-                    None)
-    return _general(plan_permutation(x), key, counter, backend, device)
+        return _d.draw(("permutation", x), _d.build_permutation, None, None, _small, _general,
+                       (key, counter, backend, device))
+    return _general(plan_permutation(x), (key, counter, backend, device))
 
 
 def shuffle(x, key, counter=_ORIGIN, *, backend="auto", device=None):
@@ -222,7 +226,7 @@ def shuffle(x, key, counter=_ORIGIN, *, backend="auto", device=None):
     >>> x.tolist() == ar.stateless.permutation(10, key=42).tolist()
     True
     """
-    _general(plan_shuffle(x), key, counter, backend, device)
+    _general(plan_shuffle(x), (key, counter, backend, device))
 
 
 def choice(a, key, counter=_ORIGIN, size=None, replace=True, p=None, *, backend="auto", device=None):
@@ -236,4 +240,4 @@ def choice(a, key, counter=_ORIGIN, size=None, replace=True, p=None, *, backend=
     >>> ar.stateless.choice(3, key=42, size=5, p=[0.0, 0.0, 1.0]).tolist()
     [2, 2, 2, 2, 2]
     """
-    return _general(plan_choice(a, size, replace, p), key, counter, backend, device)
+    return _general(plan_choice(a, size, replace, p), (key, counter, backend, device))

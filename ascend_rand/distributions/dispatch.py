@@ -57,8 +57,8 @@ def plan_for(key, build, out, backend, cacheable=True):
 
 def draw(key, build, out, backend, small, general, stream=None, cacheable=True):
     """The result of the draw ``key`` (see ``plan_for``): ``small(plan)``, the backend's
-    one-call draw, or where it declines (None) ``general(plan)``; with a ``stream`` tuple
-    (a stateless draw's key, counter, backend, device) both take it after the plan.
+    one-call draw, or where it declines (None) ``general(plan)``; with a ``stream`` (a
+    stateless draw's (key, counter, backend, device)) both take it after the plan.
     ``backend`` is used only to bind ``out`` (None without one)."""
     if out is None and cacheable:  # the common case, inline: a lookup, then the call
         plan = plan_get(PLANS, key)
@@ -69,8 +69,8 @@ def draw(key, build, out, backend, small, general, stream=None, cacheable=True):
     if stream is None:  # a Generator's draw: plain calls (a *() call costs more)
         result = small(plan)
         return general(plan) if result is None else result
-    result = small(plan, *stream)
-    return general(plan, *stream) if result is None else result
+    result = small(plan, stream)
+    return general(plan, stream) if result is None else result
 
 
 # -- plan builders -------------------------------------------------------------------------
