@@ -48,7 +48,7 @@ def _shortcut_of(name):
     return shortcut
 
 
-def _small(plan, stream):
+def _small_draw(plan, stream):
     """The backend's one-call draw of ``plan`` from ``stream`` = (key, counter, backend,
     device): it checks key and counter itself, or declines (None); then the general path
     checks them and runs."""
@@ -89,7 +89,7 @@ def raw(size, key, counter=_ORIGIN, dtype="uint32", *, backend="auto", device=No
     '0x6627e8d5e169c58d'
     """
     return _d.draw(("raw", size, dtype), _d.build_raw, out,
-                   None if out is None else _backend(backend, device), _small, _general,
+                   None if out is None else _backend(backend, device), _small_draw, _general,
                    (key, counter, backend, device))
 
 
@@ -110,7 +110,7 @@ def uniform(size, key, counter=_ORIGIN, low=0.0, high=1.0, dtype="float32", *,
     [5.683673351847189, 5.957196560727644, 5.695594145835286]
     """
     return _d.draw(("uniform", size, dtype, low, high), _d.build_uniform, out,
-                   None if out is None else _backend(backend, device), _small, _general,
+                   None if out is None else _backend(backend, device), _small_draw, _general,
                    (key, counter, backend, device))
 
 
@@ -128,7 +128,7 @@ def integers(size, key, low, high=None, counter=_ORIGIN, dtype="int64", *, endpo
     """
     return _d.draw(("integers", size, dtype, low, high, _d.flag_key(endpoint)),
                    _d.build_integers, out,
-                   None if out is None else _backend(backend, device), _small, _general,
+                   None if out is None else _backend(backend, device), _small_draw, _general,
                    (key, counter, backend, device), type(endpoint) is bool and type(low) is int
                    and (high is None or type(high) is int))  # floats equal ints as keys
 
@@ -147,7 +147,7 @@ def normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, dtype="float32", meth
     (3.0, 2.0)
     """
     return _d.draw(("normal", size, dtype, loc, scale, method), _d.build_normal, out,
-                   None if out is None else _backend(backend, device), _small, _general,
+                   None if out is None else _backend(backend, device), _small_draw, _general,
                    (key, counter, backend, device))
 
 
@@ -163,7 +163,7 @@ def truncated_normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, a=-2.0, b=2
     True
     """
     return _d.draw(("truncated_normal", size, dtype, loc, scale, a, b), _d.build_truncated_normal, out,
-                   None if out is None else _backend(backend, device), _small, _general,
+                   None if out is None else _backend(backend, device), _small_draw, _general,
                    (key, counter, backend, device))
 
 
@@ -179,7 +179,7 @@ def bernoulli(size, key, p, counter=_ORIGIN, packed=False, *, backend="auto", de
     [4, 0]
     """
     return _d.draw(("bernoulli", size, p, _d.flag_key(packed)), _d.build_bernoulli, out,
-                   None if out is None else _backend(backend, device), _small, _general,
+                   None if out is None else _backend(backend, device), _small_draw, _general,
                    (key, counter, backend, device), type(packed) is bool)
 
 
@@ -198,7 +198,7 @@ def dropout_mask(size, key, p_drop, counter=_ORIGIN, *, backend="auto", device=N
     179
     """
     return _d.draw(("dropout_mask", size, p_drop), _d.build_dropout_mask, out,
-                   None if out is None else _backend(backend, device), _small, _general,
+                   None if out is None else _backend(backend, device), _small_draw, _general,
                    (key, counter, backend, device))
 
 
@@ -212,7 +212,7 @@ def permutation(x, key, counter=_ORIGIN, *, backend="auto", device=None):
     [[3, 4], [1, 2], [5, 6]]
     """
     if type(x) is int:
-        return _d.draw(("permutation", x), _d.build_permutation, None, None, _small, _general,
+        return _d.draw(("permutation", x), _d.build_permutation, None, None, _small_draw, _general,
                        (key, counter, backend, device))
     return _general(plan_permutation(x), (key, counter, backend, device))
 

@@ -1,5 +1,5 @@
 // pybind11 binding of the seed-derivation kernel (csrc/core/derive.h): one
-// derive step over arrays, which ascend_rand/seeding/derive.py broadcasts and
+// derive step over arrays, which ascend_rand/engines/derive.py broadcasts and
 // folds along a path of tags.  Validation happens once, in Python.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
