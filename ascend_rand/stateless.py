@@ -162,7 +162,8 @@ def truncated_normal(size, key, counter=_ORIGIN, loc=0.0, scale=1.0, a=-2.0, b=2
     >>> bool(x.min() >= 0.0)
     True
     """
-    return _d.draw(("truncated_normal", size, dtype, loc, scale, a, b), _d.build_truncated_normal, out,
+    return _d.draw(("truncated_normal", size, dtype, loc, scale, a, b),
+                   _d.build_truncated_normal, out,
                    None if out is None else _backend(backend, device), _small_draw, _general,
                    (key, counter, backend, device))
 
