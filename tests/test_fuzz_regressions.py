@@ -37,6 +37,10 @@
    them (found by the same run).  Every binding that writes an ``out`` now refuses a
    dtype that holds Python objects.
 
+10. ``choice(a)`` with ``size=None`` read its one element back through ``[()]``, which
+   indexes the element itself when it is a str or an object: a dict in an object array
+   gave KeyError, a str array TypeError (found by tools/fuzz.sh with a grown corpus).
+
 The sanitized suite (tools/sanitize.sh) runs this file, so a reintroduced overflow is
 an ASan report there even where the plain build survives it.
 """
@@ -46,7 +50,8 @@ from array import array
 import numpy as np
 import pytest
 
-from ascend_rand import _extension
+import ascend_rand
+from ascend_rand import _extension, stateless
 
 import peers  # tests/peers.py
 
@@ -346,3 +351,17 @@ def test_a_permutation_kernel_asked_for_a_huge_population_raises_memory_error():
         with pytest.raises(MemoryError):
             NATIVE.permutation(out, 1, 2, 0, population, None)
     assert (out == -1).all()
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("native", marks=peers.needs_native)])
+def test_choice_of_one_element_returns_the_element_itself(backend):
+    # spec 4A.2: with replacement and no p, choice is integers(0, n) on the same words.
+    objects = np.empty(3, dtype=object)
+    objects[:] = [{"a": 1}, {"b": 2}, ("c", 3)]
+    for a in (objects, np.array(["ab", "cd", "ef"]), np.array([1.5, 2.5, 3.5])):
+        for seed in range(6):
+            got = ascend_rand.Generator(seed, backend=backend).choice(a)
+            i = int(ascend_rand.Generator(seed, backend=backend).integers(0, len(a)))
+            assert got is a[i] if a.dtype == object else (type(got), got) == (type(a[i]), a[i])
+            assert stateless.choice(a, key=seed, backend=backend) == a[
+                int(stateless.integers(None, seed, 0, len(a), backend=backend))]

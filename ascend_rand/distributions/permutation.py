@@ -115,9 +115,11 @@ def plan_choice(a, size, replace, p):
             raise ValueError(f"{what}: fewer non-zero entries in p than size ({k})")
 
     def result(backend, idx):
-        idx = idx.reshape(shape)
-        values = idx if pop is None else backend.take(pop, idx)
-        return values[()] if size is None else values
+        if size is None:  # one element, as numpy returns it: taken by a 1-element index,
+            flat = idx.reshape(-1)  # not read back through [()], which a str or an
+            return flat[0] if pop is None else backend.take(pop, flat)[0]  # object item
+        idx = idx.reshape(shape)  # would index itself (a dict's KeyError, a str's TypeError)
+        return idx if pop is None else backend.take(pop, idx)
 
     if replace and p is None:
         # integers(0, n): docs/spec.md section 3.5's words and mapping.
