@@ -42,6 +42,7 @@ ext_modules = [
          "csrc/python/bindings.cpp", "csrc/python/bindings_bits.cpp",
          "csrc/python/bindings_mt.cpp", "csrc/python/bindings_bitgen.cpp",
          "csrc/python/bindings_fast.cpp", "csrc/python/bindings_seed.cpp",
+         "csrc/python/draw_kernels.cpp",
          "csrc/entropy/hwrng.cpp", "csrc/entropy/reserve.cpp",
          "csrc/python/bindings_entropy.cpp", "csrc/python/bindings_reserve.cpp"],
         include_dirs=["csrc"],

@@ -13,9 +13,9 @@
 #include "cpu/parallel.h"
 #include "python/bindings_common.h"
 #include "python/constants_table.h"
+#include "python/draw_kernels.h"
 
 namespace py = pybind11;
-using ascend_rand_bindings::call_releasing_gil;
 using ascend_rand_bindings::draw_words;
 using ascend_rand_bindings::word_count;
 
@@ -33,87 +33,79 @@ void* output_data(py::array& out, py::ssize_t itemsize) {
   return out.mutable_data();
 }
 
+using ascend_rand::Kernel;
+using ascend_rand_bindings::DrawParams;
+using ascend_rand_bindings::run_kernel;
+
 void raw(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const py::object& words,
          const py::object& count) {
   const size_t n = static_cast<size_t>(out.size());
   const char kind = out.dtype().kind();
   if (kind != 'u') throw py::type_error("raw: out must be uint32 or uint64");
-  if (out.itemsize() == 4) {
-    auto* p = static_cast<uint32_t*>(output_data(out, 4));
-    const size_t c = word_count(count, n, "raw");
-    const auto s = draw_words(key, lo, hi, words, c, "raw");
-    call_releasing_gil(c, [&] { ascend_rand::raw_u32(p, n, s); });
-  } else {
-    auto* p = static_cast<uint64_t*>(output_data(out, 8));
-    const size_t c = word_count(count, 2 * n, "raw");
-    const auto s = draw_words(key, lo, hi, words, c, "raw");
-    call_releasing_gil(c, [&] { ascend_rand::raw_u64(p, n, s); });
-  }
+  const py::ssize_t size = out.itemsize() == 4 ? 4 : 8;
+  void* p = output_data(out, size);
+  const size_t c = word_count(count, size == 4 ? n : 2 * n, "raw");
+  const auto s = draw_words(key, lo, hi, words, c, "raw");
+  run_kernel(Kernel::kRaw, p, n, static_cast<int>(size), DrawParams{}, s, c);
 }
 
 // The output format named by `fmt` and the data of `out`, checked to match it.
 ascend_rand::FloatFormat float_output(py::array& out, const std::string& fmt, void** data) {
-  using ascend_rand::FloatFormat;
-  if (fmt == "float32") {
-    *data = output_data(out, 4);
-    return FloatFormat::kFloat32;
-  }
-  if (fmt == "float64") {
-    *data = output_data(out, 8);
-    return FloatFormat::kFloat64;
-  }
-  if (fmt == "float16" || fmt == "bfloat16") {
-    *data = output_data(out, 2);
-    return fmt == "float16" ? FloatFormat::kFloat16 : FloatFormat::kBFloat16;
-  }
-  throw py::value_error("unknown float format '" + fmt + "'");
+  static constexpr py::ssize_t kFloatSize[] = {4, 8, 2, 2};  // FloatFormat order
+  const auto f = ascend_rand_bindings::float_format(fmt);
+  *data = output_data(out, kFloatSize[static_cast<int>(f)]);
+  return f;
 }
 
 void uniform(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::string& fmt,
              double low, double span, bool scaled, const py::object& words,
              const py::object& count) {
+  DrawParams p;
   void* data = nullptr;
-  const auto f = float_output(out, fmt, &data);
+  p.format = float_output(out, fmt, &data);
+  p.low = low;
+  p.span = span;
+  p.scaled = scaled;
   const size_t n = static_cast<size_t>(out.size());
-  const size_t c = word_count(count, ascend_rand::float_draw_words(f, n), "uniform");
+  const size_t c = word_count(count, ascend_rand::float_draw_words(p.format, n), "uniform");
   const auto s = draw_words(key, lo, hi, words, c, "uniform");
-  call_releasing_gil(c, [&] { ascend_rand::uniform(data, f, n, s, scaled, low, span); });
+  run_kernel(Kernel::kUniform, data, n, static_cast<int>(out.itemsize()), p, s, c);
 }
 
 void normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::string& fmt,
             const std::string& method, double loc, double scale, bool scaled,
             const py::object& words, const py::object& count) {
+  DrawParams p;
   void* data = nullptr;
-  const auto f = float_output(out, fmt, &data);
-  ascend_rand::NormalMethod m;
-  if (method == "ziggurat")
-    m = ascend_rand::NormalMethod::kZiggurat;
-  else if (method == "box_muller")
-    m = ascend_rand::NormalMethod::kBoxMuller;
-  else
-    throw py::value_error("normal: unknown method '" + method + "'");
+  p.format = float_output(out, fmt, &data);
+  p.method = ascend_rand_bindings::normal_method("normal", method);
+  p.low = loc;
+  p.span = scale;
+  p.scaled = scaled;
   const size_t n = static_cast<size_t>(out.size());
-  const size_t c = word_count(count, ascend_rand::normal_draw_words(f, m, n), "normal");
+  const size_t c =
+      word_count(count, ascend_rand::normal_draw_words(p.format, p.method, n), "normal");
   const auto s = draw_words(key, lo, hi, words, c, "normal");
-  call_releasing_gil(c, [&] {
-    ascend_rand::normal(data, f, n, s, m, scaled, loc, scale);
-  });
+  run_kernel(Kernel::kNormal, data, n, static_cast<int>(out.itemsize()), p, s, c);
 }
 
 void truncated_normal(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const std::string& fmt,
                       double loc, double scale, bool scaled, int method, double a, double b,
                       double width, double m2, double lambda, bool mirror,
                       const py::object& words, const py::object& count) {
+  DrawParams p;
   void* data = nullptr;
-  const auto f = float_output(out, fmt, &data);
-  if (method < 0 || method > 2) throw py::value_error("truncated_normal: unknown method");
-  const ascend_rand::TruncSpec spec{method, a, b, width, m2, lambda, mirror};
+  p.format = float_output(out, fmt, &data);
+  if (method < 0 || method >= ascend_rand::kTruncMethodCount)
+    throw py::value_error("truncated_normal: unknown method");
+  p.low = loc;
+  p.span = scale;
+  p.scaled = scaled;
+  p.trunc = ascend_rand::TruncSpec{method, a, b, width, m2, lambda, mirror};
   const size_t n = static_cast<size_t>(out.size());
-  const size_t c = word_count(count, ascend_rand::float_draw_words(f, n), "truncated_normal");
+  const size_t c = word_count(count, ascend_rand::float_draw_words(p.format, n), "truncated_normal");
   const auto s = draw_words(key, lo, hi, words, c, "truncated_normal");
-  call_releasing_gil(c, [&] {
-    ascend_rand::truncated_normal(data, f, n, s, scaled, loc, scale, spec);
-  });
+  run_kernel(Kernel::kTruncatedNormal, data, n, static_cast<int>(out.itemsize()), p, s, c);
 }
 
 void integers(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t low_bits,
@@ -122,13 +114,14 @@ void integers(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t lo
   const auto bytes = out.itemsize();
   if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
     throw py::type_error("integers: out must be an 8/16/32/64-bit integer array");
-  void* p = output_data(out, bytes);
+  void* data = output_data(out, bytes);
+  DrawParams p;
+  p.low_bits = low_bits;
+  p.range_minus_1 = range_minus_1;
   const size_t per = static_cast<size_t>(ascend_rand::integer_words(range_minus_1));
   const size_t c = word_count(count, per * n, "integers");
   const auto s = draw_words(key, lo, hi, words, c, "integers");
-  call_releasing_gil(c, [&] {
-    ascend_rand::integers(p, static_cast<int>(bytes), n, s, low_bits, range_minus_1);
-  });
+  run_kernel(Kernel::kIntegers, data, n, static_cast<int>(bytes), p, s, c);
 }
 
 }  // namespace

@@ -11,11 +11,15 @@
 #include "core/permutation.h"
 #include "cpu/kernels.h"
 #include "python/bindings_common.h"
+#include "python/draw_kernels.h"
 
 namespace py = pybind11;
 using ascend_rand_bindings::call_releasing_gil;
 using ascend_rand_bindings::draw_words;
 using ascend_rand_bindings::word_count;
+using ascend_rand::Kernel;
+using ascend_rand_bindings::DrawParams;
+using ascend_rand_bindings::run_kernel;
 
 namespace {
 
@@ -61,7 +65,10 @@ void bernoulli(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t t
   const float* pr = probabilities(probs, n, "bernoulli");
   const size_t c = word_count(count, n, "bernoulli");
   const auto s = draw_words(key, lo, hi, words, c, "bernoulli");
-  call_releasing_gil(c, [&] { ascend_rand::bernoulli(p, n, s, threshold, pr); });
+  DrawParams params;
+  params.threshold = threshold;
+  params.probs = pr;
+  run_kernel(Kernel::kBernoulli, p, n, 1, params, s, c);
 }
 
 void bernoulli_packed(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
@@ -74,7 +81,11 @@ void bernoulli_packed(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uin
   const float* pr = probabilities(probs, bits, "bernoulli_packed");
   const size_t c = word_count(count, bits, "bernoulli_packed");
   const auto s = draw_words(key, lo, hi, words, c, "bernoulli_packed");
-  call_releasing_gil(c, [&] { ascend_rand::bernoulli_packed(p, bits, s, threshold, pr); });
+  DrawParams params;
+  params.threshold = threshold;
+  params.probs = pr;
+  params.count = bits;
+  run_kernel(Kernel::kBernoulliPacked, p, ascend_rand::mask_bytes(bits), 1, params, s, c);
 }
 
 void permutation(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,
@@ -84,9 +95,9 @@ void permutation(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t
   auto* p = static_cast<uint64_t*>(output_data(out, 8, k, "permutation"));
   const size_t c = word_count(count, 2 * static_cast<size_t>(n), "permutation");
   const auto s = draw_words(key, lo, hi, words, c, "permutation");
-  call_releasing_gil(c, [&] {
-    ascend_rand::permutation(p, k, static_cast<size_t>(n), s);
-  });
+  DrawParams params;
+  params.count = static_cast<size_t>(n);
+  run_kernel(Kernel::kPermutation, p, k, 8, params, s, c);
 }
 
 void choice_sparse(py::array out, uint64_t key, uint64_t lo, uint64_t hi, uint64_t n,

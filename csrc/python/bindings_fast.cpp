@@ -22,10 +22,12 @@
 #include "core/constants.h"
 #include "cpu/kernels.h"
 #include "python/bindings_common.h"
+#include "python/draw_kernels.h"
 
 namespace py = pybind11;
 using ascend_rand::Kernel;
-using ascend_rand_bindings::call_releasing_gil;
+using ascend_rand_bindings::DrawParams;
+using ascend_rand_bindings::run_kernel;
 
 namespace {
 
@@ -145,73 +147,53 @@ void check(const py::dtype& dtype, size_t n, int kernel, const py::tuple& p) {
                           " cannot write dtype " + py::str(dtype).cast<std::string>());
 }
 
-// Fills `out` (C-contiguous and aligned, of the plan's dtype and item count) from w.
+// Fills `out` (C-contiguous and aligned, of the plan's dtype and item count) from w: the
+// native form's parameter codes read into DrawParams, through the one door (run_kernel).
 void fill(py::array& out, int kernel, size_t words, const py::tuple& p,
           const ascend_rand::DrawWords& w) {
-  void* o = out.mutable_data();
-  const size_t n = static_cast<size_t>(out.size());
-  switch (static_cast<Kernel>(kernel)) {  // a code check() accepted
+  DrawParams d;
+  const auto k = static_cast<Kernel>(kernel);  // a code check() accepted
+  switch (k) {
     case Kernel::kRaw:
-      if (out.itemsize() == 4)
-        call_releasing_gil(words, [&] { ascend_rand::raw_u32(static_cast<uint32_t*>(o), n, w); });
-      else
-        call_releasing_gil(words, [&] { ascend_rand::raw_u64(static_cast<uint64_t*>(o), n, w); });
       break;
-    case Kernel::kUniform: {
-      const auto f = format(integer(p, 0));
-      const double low = num(p, 1), span = num(p, 2);
-      const bool scaled = flag(p, 3);
-      call_releasing_gil(words, [&] { ascend_rand::uniform(o, f, n, w, scaled, low, span); });
+    case Kernel::kUniform:
+      d.format = format(integer(p, 0));
+      d.low = num(p, 1);
+      d.span = num(p, 2);
+      d.scaled = flag(p, 3);
       break;
-    }
-    case Kernel::kIntegers: {
-      const uint64_t low_bits = u64(p, 0), r1 = u64(p, 1);
-      const int bytes = static_cast<int>(out.itemsize());
-      call_releasing_gil(words, [&] { ascend_rand::integers(o, bytes, n, w, low_bits, r1); });
+    case Kernel::kIntegers:
+      d.low_bits = u64(p, 0);
+      d.range_minus_1 = u64(p, 1);
       break;
-    }
-    case Kernel::kNormal: {
-      const auto f = format(integer(p, 0));
-      const auto m = static_cast<ascend_rand::NormalMethod>(integer(p, 1));
-      const double loc = num(p, 2), scale = num(p, 3);
-      const bool scaled = flag(p, 4);
-      call_releasing_gil(words, [&] { ascend_rand::normal(o, f, n, w, m, scaled, loc, scale); });
+    case Kernel::kNormal:
+      d.format = format(integer(p, 0));
+      d.method = static_cast<ascend_rand::NormalMethod>(integer(p, 1));
+      d.low = num(p, 2);
+      d.span = num(p, 3);
+      d.scaled = flag(p, 4);
       break;
-    }
-    case Kernel::kTruncatedNormal: {
-      const auto f = format(integer(p, 0));
-      const double loc = num(p, 1), scale = num(p, 2);
-      const bool scaled = flag(p, 3);
-      const ascend_rand::TruncSpec spec{integer(p, 4), num(p, 5), num(p, 6), num(p, 7),
-                                        num(p, 8), num(p, 9), flag(p, 10)};
-      call_releasing_gil(words, [&] {
-        ascend_rand::truncated_normal(o, f, n, w, scaled, loc, scale, spec);
-      });
+    case Kernel::kTruncatedNormal:
+      d.format = format(integer(p, 0));
+      d.low = num(p, 1);
+      d.span = num(p, 2);
+      d.scaled = flag(p, 3);
+      d.trunc = ascend_rand::TruncSpec{integer(p, 4), num(p, 5), num(p, 6), num(p, 7),
+                                       num(p, 8), num(p, 9), flag(p, 10)};
       break;
-    }
-    case Kernel::kBernoulli: {
-      const uint64_t t = u64(p, 0);
-      call_releasing_gil(words, [&] {
-        ascend_rand::bernoulli(static_cast<uint8_t*>(o), n, w, t, nullptr);
-      });
+    case Kernel::kBernoulli:
+      d.threshold = u64(p, 0);
       break;
-    }
-    case Kernel::kBernoulliPacked: {
-      const uint64_t bits = u64(p, 0), t = u64(p, 1);
-      call_releasing_gil(words, [&] {
-        ascend_rand::bernoulli_packed(static_cast<uint8_t*>(o), static_cast<size_t>(bits), w, t,
-                                      nullptr);
-      });
+    case Kernel::kBernoulliPacked:
+      d.count = static_cast<size_t>(u64(p, 0));
+      d.threshold = u64(p, 1);
       break;
-    }
-    case Kernel::kPermutation: {
-      const size_t population = static_cast<size_t>(u64(p, 0));
-      call_releasing_gil(words, [&] {  // the plan's 2 * population
-        ascend_rand::permutation(static_cast<uint64_t*>(o), n, population, w);
-      });
+    case Kernel::kPermutation:  // the plan's 2 * population words
+      d.count = static_cast<size_t>(u64(p, 0));
       break;
-    }
   }
+  run_kernel(k, out.mutable_data(), static_cast<size_t>(out.size()),
+             static_cast<int>(out.itemsize()), d, w, words);
 }
 
 // A plan's native form, `plan.native_form` (ascend_rand/backend/native.py `native_form`):
