@@ -23,8 +23,9 @@ import functools
 
 import numpy as np
 
+from . import arrays, philox
 from . import conversions as _conv
-from . import philox
+from .arrays import bits_view, to_signed
 from .mt19937_charpoly import BARRETT_MU_EXPONENTS, CHARPOLY_EXPONENTS, DEGREE
 
 N = 624
@@ -43,6 +44,8 @@ CHUNK_WORDS = 1 << 18
 # Elements per pass of mt19937_uniform: the NumPy temporaries (128 KiB) stay in cache and
 # in malloc's heap; large ones are fresh mmaps whose page faults cost more than the work.
 UNIFORM_CHUNK = 1 << 14
+# The same for tensors, scaled up as arrays.DEVICE_CHUNK_WORDS is (results never depend on it).
+DEVICE_UNIFORM_CHUNK = UNIFORM_CHUNK << 8
 
 # -- seeding (sequential recurrences: plain Python ints) ---------------------------------------
 
@@ -301,71 +304,79 @@ def mt19937_xpow_mod(e_limbs, kernel="auto"):
 
 # -- uniform conversions (docs/spec.md sections 6.3 and 6.9) --------------------------------------
 
-_UNIFORM_FORMATS = ("float32", "float64", "float16", "bfloat16")
-
-
 def mt19937_uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None,
                     word_count=None):
-    """MT19937's uniform conversions of the engine words ``words`` (uint32) into ``out``.
+    """MT19937's uniform conversions of the engine words ``words`` into ``out``.
 
     The kernel table's calling convention; uniforms never retry, so ``key``
-    and the counter are unused.
+    and the counter are unused.  One source for NumPy arrays (``words`` the
+    engine's uint32 words) and torch tensors (``words`` a 1-D int64 tensor of
+    32-bit words on out's device: the engine runs on the host and hands its
+    words over).
 
     numpy's, as section 6.3 fixes them: float64 is ``genrand_res53`` of words
     2i, 2i+1, float32 ``(w_i >> 8) * 2**-24``; the 16-bit formats take the
     word's top bits, float16 ``(w_i >> 22) * 2**-10``, bfloat16
     ``(w_i >> 25) * 2**-7``.  When ``scaled``, ``fl(fl(x * span) + low)`` in
-    the format (section 3.3).  ``out`` is float32, float64 or the uint16 view
-    of a float16 / bfloat16 array; ``fmt`` names the format as for ``uniform``.
-    Works in chunks, so the temporaries stay small whatever the draw's size.
+    the format (section 3.3).  ``out`` is float32, float64, or a float16 /
+    bfloat16 array or its 16-bit integer view; ``fmt`` names the format as for
+    ``uniform``.  Works in chunks, so the temporaries stay small whatever the
+    draw's size.
+
+    >>> out = np.empty(2, dtype=np.float32)
+    >>> mt19937_uniform(out, 0, 0, 0, "float32", 0.0, 1.0, False,
+    ...                 words=np.array([256, 2**32 - 1], dtype=np.uint32))
+    >>> out.tolist() == [2.0 ** -24, 1 - 2.0 ** -24]
+    True
     """
     del key, ctr_lo, ctr_hi
     if words is None:
-        raise TypeError("mt19937_uniform: words must be a uint32 array (the engine's words)")
-    if fmt not in _UNIFORM_FORMATS:
-        raise ValueError(f"mt19937_uniform: unknown format {fmt!r}")
+        raise TypeError("mt19937_uniform: words must be the engine's 32-bit words")
+    _conv.check_float_out(out, fmt, "mt19937_uniform")
+    xp = arrays.namespace(out)
+    words = philox.engine_words(words, xp)
+    n = xp.numel(out)
     per = 2 if fmt == "float64" else 1
-    philox.check_word_count(word_count, per * out.size)
-    if words.size < per * out.size:
-        raise ValueError(f"mt19937_uniform: words holds {words.size} words, "
-                         f"the draw reads {per * out.size}")
-    for start in range(0, out.size, UNIFORM_CHUNK):
-        stop = min(out.size, start + UNIFORM_CHUNK)
-        _uniform_chunk(out[start:stop], fmt, low, span, scaled, words[per * start:per * stop])
+    philox.check_word_count(word_count, per * n)
+    if xp.numel(words) < per * n:
+        raise ValueError(f"mt19937_uniform: words holds {xp.numel(words)} words, "
+                         f"the draw reads {per * n}")
+    chunk = UNIFORM_CHUNK if xp is arrays.NUMPY else DEVICE_UNIFORM_CHUNK
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        _uniform_chunk(xp, out[start:stop], fmt, low, span, scaled, words[per * start:per * stop])
 
 
-def _uniform_chunk(out, fmt, low, span, scaled, words):
-    n = out.size
+def _uniform_chunk(xp, out, fmt, low, span, scaled, words):
+    """One chunk, written into ``out`` in place.  ``words`` are the engine's: uint32 (NumPy)
+    or int64 (torch) values; only right shifts touch them, which agree on both."""
+    n = xp.numel(out)
     if fmt == "float64":
-        # Word pairs as little-endian uint64: v = w[2i] | w[2i+1] << 32, so the
-        # genrand_res53 integer (w[2i] >> 5) * 2**26 + (w[2i+1] >> 6) is
-        # ((v & 0xffffffff) >> 5) << 26 | v >> 38, below 2**53.
-        v = np.ascontiguousarray(words[:2 * n]).view("<u8")
-        m = v & np.uint64(0xFFFFFFFF)
-        m >>= np.uint64(5)
-        m <<= np.uint64(26)
-        m |= v >> np.uint64(38)
-        a = m.astype(np.float64)
-        a *= 2.0 ** -53  # a 53-bit integer times 2**-53: exact
+        # The genrand_res53 integer (w[2i] >> 5) * 2**26 + (w[2i+1] >> 6), below 2**53,
+        # formed in float64: every step is an integer below 2**53, so exact.
+        pairs = words[:2 * n].reshape(-1, 2)
+        out[:] = pairs[:, 0] >> 5
+        out *= 2.0 ** 26
+        out += pairs[:, 1] >> 6
+        out *= 2.0 ** -53  # a 53-bit integer times 2**-53: exact
         if scaled:
-            a *= span
-            a += low
-        out[:] = a
+            out *= span  # two float64 roundings, one per operation
+            out += low
     elif fmt == "float32":
-        x = (words[:n] >> np.uint32(8)).astype(np.float32)
-        x *= np.float32(2.0 ** -24)
+        out[:] = words[:n] >> 8  # 24-bit integers: exact in float32
+        out *= 2.0 ** -24
         if scaled:
-            x *= np.float32(span)  # two float32 roundings, as section 3.3
-            x += np.float32(low)
-        out[:] = x
+            out *= span  # two float32 roundings, as section 3.3
+            out += low
     else:
         f16 = _conv.FORMAT_FLOAT16 if fmt == "float16" else _conv.FORMAT_BFLOAT16
         mant = f16[0]
-        x = (words[:n] >> np.uint32(32 - mant)).astype(np.float64) * 2.0 ** -mant  # exact
+        x = xp.astype(words[:n] >> (32 - mant), xp.float64) * 2.0 ** -mant  # exact
         if scaled:
             # As conversions.uniform: float64 holds x * span exactly and rounds a
             # sum of two 16-bit values so that one more rounding is correct.
             prod = _conv.bits16_to_f64(_conv.round_f64_to_16(x * span, f16), f16)
-            out[:] = _conv.round_f64_to_16(prod + low, f16)
+            bits = _conv.round_f64_to_16(prod + low, f16)
         else:
-            out[:] = _conv.round_f64_to_16(x, f16)
+            bits = _conv.round_f64_to_16(x, f16)
+        bits_view(out)[:] = to_signed(bits, 16)

@@ -38,9 +38,9 @@ def _rounds(c, k0, k1, rounds):
 
 def _block(c, key, rounds):
     if rounds == philox.PHILOX_ROUNDS:
-        lanes = philox.philox4x32_10(*(c[:, i].astype(np.uint64) for i in range(4)),
+        lanes = philox.philox4x32_10(*(c[:, i].astype(np.int64) for i in range(4)),
                                      key & 0xFFFFFFFF, key >> 32)
-        return np.stack(lanes, axis=1)
+        return np.stack(lanes, axis=1).astype(np.uint32)
     return _rounds(c, key & 0xFFFFFFFF, key >> 32, rounds)
 
 

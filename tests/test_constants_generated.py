@@ -121,11 +121,10 @@ def test_algorithm_constants_are_the_tables():
     assert (fb_normal.RETRY_BASE, fb_normal.RETRY_SHIFT, fb_normal.RETRY_BLOCKS) == (
         retry["base"], retry["shift"], retry["blocks"])
     assert retry["blocks"] == 1 << retry["shift"]
-    assert int(fb_normal._LAYER) == int(fb_normal._LAYER64) == zig["layer_mask"]
-    assert int(fb_normal._SIGN) == int(fb_normal._SIGN64) == zig["sign_shift"]
-    assert (int(fb_normal._MAG), int(fb_normal._MAG64)) == (
-        zig["magnitude_shift_f32"], zig["magnitude_shift_f64"])
-    assert int(fb_normal._FRESH) == zig["fresh"]
+    assert (fb_normal._LAYER, fb_normal._SIGN, fb_normal._MAG32, fb_normal._MAG64,
+            fb_normal._FRESH) == (zig["layer_mask"], zig["sign_shift"],
+                                  zig["magnitude_shift_f32"], zig["magnitude_shift_f64"],
+                                  zig["fresh"])
     trunc = codes("truncated_method")
     assert (fb_normal.METHOD_ZIGGURAT, fb_normal.METHOD_UNIFORM, fb_normal.METHOD_EXPONENTIAL) == (
         trunc["ziggurat"], trunc["uniform"], trunc["exponential"])
@@ -136,17 +135,15 @@ def test_algorithm_constants_are_the_tables():
     assert fb_bernoulli.MASK_GROUP_BITS == bern["mask_group_bits"]
 
 
-def test_torch_kernels_use_the_table():
+def test_torch_mirror_uses_the_table():
+    """The torch backend's mirror path runs fallback/normal.py itself (one source for NumPy
+    and torch), whose constants are the table's (test_algorithm_constants_are_the_tables)."""
     peers.module("torch")
-    from ascend_rand.backend.torch_kernels import normal as tk_normal
+    from ascend_rand.backend.torch import TorchBackend
 
-    zig, retry = values("ziggurat"), values("retry")
-    assert (tk_normal._LAYER, tk_normal._SIGN, tk_normal._MAG32, tk_normal._MAG64,
-            tk_normal._FRESH) == (zig["layer_mask"], zig["sign_shift"],
-                                  zig["magnitude_shift_f32"], zig["magnitude_shift_f64"],
-                                  zig["fresh"])
-    assert (tk_normal.RETRY_BASE, tk_normal.RETRY_SHIFT, tk_normal.RETRY_BLOCKS) == (
-        retry["base"], retry["shift"], retry["blocks"])
+    mirror = TorchBackend("cpu", cpu_kernels="torch")
+    assert mirror.kernel("normal") is fb_normal.normal
+    assert mirror.kernel("truncated_normal") is fb_normal.truncated_normal
 
 
 def test_device_state_layout_is_the_engines():

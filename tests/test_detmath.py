@@ -15,7 +15,9 @@ Three things are checked:
 - C++ == NumPy bit for bit: csrc/core/detmath.h, compiled into the standalone
   tools/detmath_harness.cpp with -ffp-contract=off, on the same 10**7+ points
   plus random bit patterns (NaN payloads, infinities, subnormals, out-of-domain
-  values), and on hypothesis-chosen arrays.
+  values), and on hypothesis-chosen arrays.  fallback/detmath.py is one source
+  over NumPy and torch: the same functions on CPU tensors (the torch backend's
+  mirror path) are held to the C++ too, on edges and 2**20 random bit patterns.
 """
 
 import re
@@ -511,3 +513,28 @@ def test_cpp_equals_numpy_hypothesis(harness, name, x32, x64):
     for x in (x32, x64):
         suffix = "_f32" if x.dtype == np.float32 else "_f64"
         assert_same_bits(name + suffix, harness(name + suffix, x), getattr(detmath, name + suffix)(x), x)
+
+
+@pytest.mark.parametrize("width", [32, 64])
+@pytest.mark.parametrize("name", ["log", "exp", "sin", "cos", "sincos"])
+def test_cpp_equals_torch_tensors(harness, name, width):
+    """The same kernels run by torch on CPU tensors (fallback/detmath.py over torch) give
+    the C++'s bits: edges, random bit patterns and values in the domain."""
+    torch = peers.module("torch")
+    ft = np.float32 if width == 32 else np.float64
+    rng = np.random.default_rng(40 + width)
+    info = np.finfo(ft)
+    edges = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, info.tiny, info.max,
+                      info.smallest_subnormal, -info.smallest_subnormal, 88.72, -103.9,
+                      709.7, -745.2, 8192.0, 2.0 ** 20], dtype=ft)
+    span = 8192.0 if width == 32 else 2.0 ** 20
+    x = np.concatenate([edges, random_bits(rng, 1 << 20, ft),
+                        rng.uniform(-span, span, 1 << 18).astype(ft)])
+    want = harness(f"{name}_f{width}", x)
+    got = getattr(detmath, f"{name}_f{width}")(torch.from_numpy(x))
+    if name == "sincos":
+        assert_same_bits(f"sin of sincos_f{width} (torch)", want[0], got[0].numpy(), x)
+        assert_same_bits(f"cos of sincos_f{width} (torch)", want[1], got[1].numpy(), x)
+    else:
+        assert isinstance(got, torch.Tensor)
+        assert_same_bits(f"{name}_f{width} (torch)", want, got.numpy(), x)

@@ -55,9 +55,9 @@ PUBLIC_MODULES = {
 NO_RUNNABLE_EXAMPLE = {}
 
 # Modules (and packages) whose examples need an optional package: the torch
-# front end and kernels, MindSpore's initialisers, process groups (distributed)
+# front end, MindSpore's initialisers, process groups (distributed)
 # and DataLoader samplers (data).
-NEEDS = {"ascend_rand.torch": "torch", "ascend_rand.backend.torch_kernels": "torch",
+NEEDS = {"ascend_rand.torch": "torch",
          "ascend_rand.distributed": "torch", "ascend_rand.data": "torch",
          "ascend_rand.mindspore": "mindspore"}
 

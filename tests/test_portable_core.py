@@ -54,9 +54,10 @@ MIRROR = {
     "philox.h": "philox.py",
     "ziggurat_tables.h": "ziggurat_tables.py",
 }
-# fallback modules that mirror no core header: the package, and the kernel table
-# (the counterpart of csrc/cpu/kernels.*).
-FALLBACK_ONLY = {"__init__.py", "kernels.py"}
+# fallback modules that mirror no core header: the package, the kernel table (the
+# counterpart of csrc/cpu/kernels.*), and the array namespace the one Python implementation
+# is written over (NumPy or torch; C++ has one array type).
+FALLBACK_ONLY = {"__init__.py", "kernels.py", "arrays.py"}
 
 
 def _code(text):

@@ -1,9 +1,9 @@
 """The torch backend (ascend_rand/backend/torch.py): torch tensors with the native core's bits.
 
 CPU tensors are filled in place by the host kernels through the registered
-operator ``torch.ops.ascend_rand.fill_``; the device path (torch operations) is
-tested in tests/test_torch_kernels_*.py and, through the backend, by the
-conformance suite.  Here: results, shapes and dtypes against the native
+operator ``torch.ops.ascend_rand.fill_``; the device path (fallback/ on tensors,
+and the Triton kernels) is tested in tests/test_torch_kernels_*.py and
+tests/test_triton_*.py and, through the backend, by the conformance suite.  Here: results, shapes and dtypes against the native
 backend, ``out=`` with tensors and DLPack arrays, the operator under
 torch.compile, pickling, and the "npu" backend's reasons.
 """

@@ -1,10 +1,12 @@
-"""torch_kernels' detmath and normal kernels against the native core, bit for bit.
+"""fallback/'s detmath and normal kernels on torch tensors against the native core, bit
+for bit.
 
-The torch kernels (ascend_rand/backend/torch_kernels/) mirror fallback/ in
-torch tensor operations for devices the C++ core does not run on.  Expected
-values here come from elsewhere: the native core (``backend="native"``),
-fallback/detmath.py (the NumPy mirror of csrc/core/detmath.h), NumPy's IEEE
-square root and float16 conversion, and ml_dtypes' bfloat16 conversion.
+fallback/detmath.py and fallback/normal.py are one source over NumPy and torch
+(fallback/arrays.py): the torch backend's mirror path runs them on tensors of any
+device the C++ core does not run on.  Expected values here come from elsewhere: the
+native core (``backend="native"``), the same functions run by NumPy on host arrays
+(which tests/test_detmath.py holds to csrc/core/detmath.h, compiled, bit for bit),
+NumPy's IEEE square root and float16 conversion, and ml_dtypes' bfloat16 conversion.
 Every comparison is of bit patterns.  CUDA runs too where it is available.
 """
 
@@ -19,6 +21,7 @@ torch = pytest.importorskip("torch")
 
 from ascend_rand import stateless  # noqa: E402
 from ascend_rand.backend import resolve  # noqa: E402
+from ascend_rand.backend.torch import TorchBackend  # noqa: E402
 from ascend_rand.distributions.normal import (  # noqa: E402
     TRUNC_EXPONENTIAL,
     TRUNC_UNIFORM,
@@ -27,9 +30,10 @@ from ascend_rand.distributions.normal import (  # noqa: E402
     plan_truncated_normal,
 )
 from ascend_rand.distributions.plan import Plan, words_for  # noqa: E402
-from ascend_rand.fallback import detmath as fb  # noqa: E402
-from ascend_rand.backend.torch_kernels import detmath as td  # noqa: E402
-from ascend_rand.backend.torch_kernels import normal as tn  # noqa: E402
+from ascend_rand.fallback import arrays  # noqa: E402
+from ascend_rand.fallback import detmath as dm  # noqa: E402
+from ascend_rand.fallback import normal as fn  # noqa: E402
+from ascend_rand.fallback.conversions import FORMAT_BFLOAT16, FORMAT_FLOAT16  # noqa: E402
 
 import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
 
@@ -54,6 +58,8 @@ COUNTERS = {
     "retry-wraps": ((1 << 63) + 1, M64),
 }
 LOC_SCALES = [(0.0, 1.0), (3.5, 2.25), (-1000.0, 1e-3)]
+# the torch backend's mirror path on the CPU: fallback/ on CPU tensors
+TORCH_MIRROR = TorchBackend("cpu", cpu_kernels="torch")
 
 
 def bits(x):
@@ -76,14 +82,14 @@ def assert_same(got, expected, what):
 def torch_normal(n, key, counter, dtype, method, loc=0.0, scale=1.0, device="cpu", words=None):
     params = plan_normal(n, dtype, loc, scale, method).params
     out = torch.empty(n, dtype=TORCH[dtype], device=device)
-    tn.normal(out, key, counter[0], counter[1], *params, words=words)
+    fn.normal(out, key, counter[0], counter[1], *params, words=words)
     return out
 
 
 def torch_truncated(n, key, counter, dtype, a, b, loc=0.0, scale=1.0, device="cpu", words=None):
     params = plan_truncated_normal(n, dtype, loc, scale, a, b).params
     out = torch.empty(n, dtype=TORCH[dtype], device=device)
-    tn.truncated_normal(out, key, counter[0], counter[1], *params, words=words)
+    fn.truncated_normal(out, key, counter[0], counter[1], *params, words=words)
     return out
 
 
@@ -119,13 +125,14 @@ def _inputs(width, rng):
 @pytest.mark.parametrize("width", [32, 64])
 @pytest.mark.parametrize("name", ["log", "exp", "sin", "cos", "sincos"])
 def test_detmath_matches_fallback(name, width, device):
-    """Every function, on edges (0, +-inf, NaN payloads, subnormals, the clamps,
-    huge sin/cos arguments) and 2**18 random inputs, gives fallback's bits."""
+    """Every function on tensors, on edges (0, +-inf, NaN payloads, subnormals, the
+    clamps, huge sin/cos arguments) and 2**18 random inputs, gives the NumPy run's bits."""
     rng = np.random.default_rng(width * 7 + len(name))
     x = _inputs(width, rng)
     suffix = f"_f{width}"
-    expected = getattr(fb, name + suffix)(x)
-    got = getattr(td, name + suffix)(torch.from_numpy(x).to(device))
+    expected = getattr(dm, name + suffix)(x)
+    got = getattr(dm, name + suffix)(torch.from_numpy(x).to(device))
+    assert isinstance(got[0] if name == "sincos" else got, torch.Tensor)
     if name == "sincos":
         assert_same(got[0], expected[0], f"sin of sincos{suffix}")
         assert_same(got[1], expected[1], f"cos of sincos{suffix}")
@@ -137,30 +144,42 @@ def test_detmath_nan_is_canonical():
     """A NaN result is 0x7FC00000 / 0x7FF8000000000000 whatever the input's payload."""
     x32 = torch.tensor([0x7F800001, -0x00400000, -1082130432], dtype=torch.int32)  # NaNs, -1.0
     x32 = x32.view(torch.float32)
-    for f in (td.log_f32, td.exp_f32, td.sin_f32, td.cos_f32):
+    for f in (dm.log_f32, dm.exp_f32, dm.sin_f32, dm.cos_f32):
         out = f(x32)
         keep = out != out
         assert keep.any()
         assert (out.view(torch.int32)[keep] == 0x7FC00000).all()
     x64 = torch.tensor([0x7FF0000000000001, -1], dtype=torch.int64).view(torch.float64)
-    for f in (td.log_f64, td.exp_f64, td.sin_f64, td.cos_f64):
+    for f in (dm.log_f64, dm.exp_f64, dm.sin_f64, dm.cos_f64):
         out = f(x64)
         assert (out.view(torch.int64) == 0x7FF8000000000000).all()
 
 
 def test_detmath_rejects_other_dtypes():
     with pytest.raises(TypeError, match="float32"):
-        td.log_f32(torch.zeros(3, dtype=torch.float64))
+        dm.log_f32(torch.zeros(3, dtype=torch.float64))
     with pytest.raises(TypeError, match="float64"):
-        td.exp_f64(torch.zeros(3, dtype=torch.float32))
-    with pytest.raises(TypeError, match="ndarray"):
-        td.sin_f32(np.zeros(3, dtype=np.float32))
+        dm.exp_f64(torch.zeros(3, dtype=torch.float32))
+    with pytest.raises(TypeError, match="float32"):
+        dm.sin_f32(torch.zeros(3, dtype=torch.int32))
+    with pytest.raises(TypeError, match="float64"):
+        dm.sqrt_f64(torch.zeros(3, dtype=torch.float32))
+
+
+def test_detmath_keeps_shape_and_device_type():
+    """A tensor in, a tensor of its shape out (2-D, 0-d, a non-contiguous view)."""
+    x = torch.linspace(0.5, 4.0, 12, dtype=torch.float32).reshape(3, 4)
+    y = dm.log_f32(x)
+    assert isinstance(y, torch.Tensor) and y.shape == (3, 4) and y.dtype == torch.float32
+    assert_same(y, dm.log_f32(x.numpy()), "2-D log_f32")
+    assert_same(dm.log_f32(x.t()), dm.log_f32(x.numpy().T), "transposed log_f32")
+    assert dm.exp_f64(torch.tensor(0.0, dtype=torch.float64)).shape == ()
 
 
 # == square root ===================================================================================
 
-SQRT = {32: (td.sqrt_f32, np.float32, np.int32, 2.0 ** -100, 2.0 ** 120),
-        64: (td.sqrt_f64, np.float64, np.int64, 2.0 ** -960, 2.0 ** 960)}
+SQRT = {32: (dm.sqrt_f32, np.float32, np.int32, 2.0 ** -100, 2.0 ** 120),
+        64: (dm.sqrt_f64, np.float64, np.int64, 2.0 ** -960, 2.0 ** 960)}
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -180,22 +199,25 @@ def test_sqrt_is_ieee(width, device):
     assert_same(f(torch.from_numpy(x).to(device)), np.sqrt(x), f"sqrt_f{width}")
 
 
+@pytest.mark.parametrize("lib", ["torch", "numpy"])
 @pytest.mark.parametrize("width", [32, 64])
-def test_sqrt_correction_from_a_wrong_start(width):
+def test_sqrt_correction_from_a_wrong_start(width, lib):
     """Started one or two ulp off either way (a device's sqrt may err so), the
-    correction passes reach IEEE's result."""
+    correction passes reach IEEE's result; started from it, they keep it.  On NumPy
+    arrays too: there sqrt_f32 / sqrt_f64 skip the correction as the identity on
+    NumPy's (IEEE) square root, which this holds them to."""
     _, ft, it, _, _ = SQRT[width]
-    fmt = td._SQRT_FORMATS[torch.float32 if width == 32 else torch.float64]
     rng = np.random.default_rng(5)
     x = np.concatenate([(rng.random(1 << 14) * 40).astype(ft),
                         np.array([1.0, 4.0, 0.25, 2.0, 3.999], dtype=ft)])  # powers of two
     exact = np.sqrt(x)
-    xt = torch.from_numpy(x)
-    for off in (-2, -1, 1, 2):
-        y = torch.from_numpy((exact.view(it) + off).view(ft))
+    wrap = torch.from_numpy if lib == "torch" else np.asarray
+    xt = wrap(x)
+    for off in (-2, -1, 0, 1, 2):
+        y = wrap((exact.view(it) + off).view(ft))
         for _ in range(2):
-            y = td._sqrt_correct(xt, y, fmt)
-        assert_same(y, exact, f"sqrt_f{width} from {off:+d} ulp")
+            y = dm.sqrt_correct(xt, y, width)
+        assert_same(y, exact, f"sqrt_f{width} from {off:+d} ulp ({lib})")
 
 
 # == the 16-bit rounding ===========================================================================
@@ -213,12 +235,16 @@ def test_round_to_16_matches_numpy_and_ml_dtypes():
                       np.inf, -np.inf, 3.4e38, -3.4e38, 1e-45], dtype=np.float32)
     x = np.concatenate([x, ties, bf_ties.view(np.float32), small, edges])
     x = x[np.isfinite(x) | np.isinf(x)]
-    xt = torch.from_numpy(x)
     with np.errstate(over="ignore"):
-        assert_same(tn.round_f32_to_16(xt, torch.float16).to(torch.int16),
-                    x.astype(np.float16), "float16")
-    assert_same(tn.round_f32_to_16(xt, torch.bfloat16).to(torch.int16),
-                x.astype(ml_dtypes.bfloat16), "bfloat16")
+        want16 = x.astype(np.float16)
+    for xt in (torch.from_numpy(x), x):  # a tensor, and the NumPy array
+        # signed 16-bit values: the int16 casts are exact
+        got = fn.round_f32_to_16(xt, FORMAT_FLOAT16)
+        assert_same(got.to(torch.int16) if isinstance(got, torch.Tensor) else
+                    got.astype(np.int16), want16, "float16")
+        got = fn.round_f32_to_16(xt, FORMAT_BFLOAT16)
+        assert_same(got.to(torch.int16) if isinstance(got, torch.Tensor) else
+                    got.astype(np.int16), x.astype(ml_dtypes.bfloat16), "bfloat16")
 
 
 # == normal ========================================================================================
@@ -277,7 +303,7 @@ def test_normal_extreme_scales(dtype, loc, scale):
                     words_for("normal", 2001, dtype, method=method))
         expected = resolve("native").run(plan, 8, (1, 2))
         got = torch.empty(2001, dtype=TORCH[dtype])
-        tn.normal(got, 8, 1, 2, *params)
+        fn.normal(got, 8, 1, 2, *params)
         assert_same(got, expected, f"normal {dtype} {method} loc {loc} scale {scale}")
 
 
@@ -302,21 +328,22 @@ class SlotRecorder:
         self.max_attempt = -1    # highest retry block index read
         self.retried = 0         # element-slots that were retries (attempt >= 1)
         for name in ("_zig_f32_slot", "_zig_f64_slot"):
-            monkeypatch.setattr(tn, name, self._wrap_slot(getattr(tn, name)))
-        monkeypatch.setattr(tn, "retry_blocks", self._wrap_blocks(tn.retry_blocks))
+            monkeypatch.setattr(fn, name, self._wrap_slot(getattr(fn, name)))
+        monkeypatch.setattr(fn, "retry_blocks", self._wrap_blocks(fn.retry_blocks))
 
     def _wrap_slot(self, slot):
-        def wrapped(t, state, *args):
-            self.tail_slots += int((state != tn._FRESH).sum())
-            return slot(t, state, *args)
+        def wrapped(state, *args):
+            assert isinstance(state, torch.Tensor)  # the draw ran on tensors
+            self.tail_slots += int((state != fn._FRESH).sum())
+            return slot(state, *args)
         return wrapped
 
     def _wrap_blocks(self, blocks):
-        def wrapped(key, lo, hi, element, attempt):
+        def wrapped(key, counter, element, attempt):
             self.max_attempt = max(self.max_attempt, attempt)
             if attempt >= 1:
                 self.retried += element.numel()
-            return blocks(key, lo, hi, element, attempt)
+            return blocks(key, counter, element, attempt)
         return wrapped
 
 
@@ -353,19 +380,28 @@ def test_normal_large_draw_retries(monkeypatch):
         assert rec.tail_slots >= 5 and rec.retried >= 5000 and rec.max_attempt >= 3, vars(rec)
 
 
-def test_normal_chunking_does_not_matter(monkeypatch):
-    """Small chunks (many chunk boundaries, odd pairs at the end) give the same bits."""
-    monkeypatch.setattr(tn, "CHUNK_WORDS", 1000)
-    for dtype in ("float32", "float64"):
+@pytest.mark.parametrize("lib", ["torch", "numpy"])
+def test_normal_chunking_does_not_matter(monkeypatch, lib):
+    """Small chunks (many chunk boundaries, odd pairs at the end) give the same bits; so
+    do the ziggurat's deferred slots, run for the rejected elements of many chunks
+    together (``_ziggurat_into``), here in several groups (a chunk's worth each)."""
+    monkeypatch.setattr(arrays, "HOST_CHUNK_WORDS", 1000)
+    monkeypatch.setattr(arrays, "DEVICE_CHUNK_WORDS", 1000)
+    backend = TORCH_MIRROR if lib == "torch" else "numpy"
+    n, counter = 5001, (M64, 9)
+    for dtype in ("float32", "float64", "bfloat16"):
         for method in METHODS:
-            expected = stateless.normal(5001, 4, (M64, 9), dtype=dtype, method=method,
+            expected = stateless.normal(n, 4, counter, dtype=dtype, method=method,
                                         backend="native")
-            assert_same(torch_normal(5001, 4, (M64, 9), dtype, method), expected,
-                        f"chunked {dtype} {method}")
-        expected = stateless.truncated_normal(5001, 4, (M64, 9), a=1.0, b=1.5, dtype=dtype,
-                                              backend="native")
-        assert_same(torch_truncated(5001, 4, (M64, 9), dtype, 1.0, 1.5), expected,
-                    f"chunked truncated {dtype}")
+            got = stateless.normal(n, 4, counter, dtype=dtype, method=method, backend=backend)
+            assert_same(got, expected, f"chunked {dtype} {method} ({lib})")
+        # the uniform proposal, and the ziggurat with most elements refused (flushes)
+        for a, b in ((1.0, 1.5), (-1.0, 0.1), (-2.0, 2.0)):
+            expected = stateless.truncated_normal(n, 4, counter, a=a, b=b, dtype=dtype,
+                                                  backend="native")
+            got = stateless.truncated_normal(n, 4, counter, a=a, b=b, dtype=dtype,
+                                             backend=backend)
+            assert_same(got, expected, f"chunked truncated ({a}, {b}) {dtype} ({lib})")
 
 
 # == truncated normal ==============================================================================
@@ -460,10 +496,10 @@ def test_words_buffer_too_short():
     out = torch.empty(10, dtype=torch.float64)
     params = plan_normal(10, "float64", 0.0, 1.0, "ziggurat").params
     with pytest.raises(ValueError, match="holds 19 words, the draw reads 20"):
-        tn.normal(out, 1, 0, 0, *params, words=torch.zeros(19, dtype=torch.int64))
+        fn.normal(out, 1, 0, 0, *params, words=torch.zeros(19, dtype=torch.int64))
 
 
 def test_doctests():
-    for module in (td, tn):
+    for module in (dm, fn):
         failed, _ = doctest.testmod(module)
         assert failed == 0, module.__name__

@@ -1,7 +1,7 @@
-"""The torch kernels of the word-level draws, bit for bit against the native core.
+"""fallback/'s word-level draws on torch tensors, bit for bit against the native core.
 
-``ascend_rand/backend/torch_kernels/`` runs the algorithms of ``fallback/``
-with torch operations (docs/spec.md sections 2, 3, 4, 4A and 6.9).  Every
+The torch backend's mirror runs ``fallback/``, the one array implementation,
+on tensors (docs/spec.md sections 2, 3, 4, 4A and 6.9).  Every
 kernel here fills CPU tensors (and CUDA ones where a GPU is present) and is
 compared with the native core's kernel on NumPy arrays for the same plan:
 many dtypes, parameters, counters (including the 2**64 carry and the 2**128
@@ -19,10 +19,11 @@ torch = pytest.importorskip("torch")
 
 import ascend_rand  # noqa: E402
 from ascend_rand import _dtypes  # noqa: E402
-from ascend_rand.backend.torch_kernels import conversions as tconv  # noqa: E402
-from ascend_rand.backend.torch_kernels import kernels as tk  # noqa: E402
-from ascend_rand.backend.torch_kernels import permutation as tperm  # noqa: E402
-from ascend_rand.backend.torch_kernels import philox as tphilox  # noqa: E402
+from ascend_rand.fallback import arrays  # noqa: E402
+from ascend_rand.fallback import conversions as tconv  # noqa: E402
+from ascend_rand.fallback import kernels as tk  # noqa: E402
+from ascend_rand.fallback import permutation as tperm  # noqa: E402
+from ascend_rand.fallback import philox as tphilox  # noqa: E402
 from ascend_rand.distributions import bernoulli as dbern  # noqa: E402
 from ascend_rand.distributions import permutation as dperm  # noqa: E402
 from ascend_rand.distributions.plan import Plan, words_for  # noqa: E402
@@ -35,6 +36,7 @@ import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
 NATIVE_OK = peers.NATIVE_OK
 pytestmark = peers.needs_native  # skipped without the core, an error in CI
 NATIVE = ascend_rand.backend.resolve("native") if NATIVE_OK else None
+TXP = arrays.torch_namespace()
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 TOP = (1 << 64) - 1
@@ -62,8 +64,8 @@ def mulhilo(request, monkeypatch):
 
 def small_chunks(monkeypatch, words):
     """Chunks of ``words`` words on every device, so that draws cross chunk boundaries."""
-    monkeypatch.setattr(tphilox, "CHUNK_WORDS", words)
-    monkeypatch.setattr(tphilox, "CPU_CHUNK_WORDS", words)
+    monkeypatch.setattr(arrays, "HOST_CHUNK_WORDS", words)
+    monkeypatch.setattr(arrays, "DEVICE_CHUNK_WORDS", words)
 
 
 @pytest.fixture(params=DEVICES)
@@ -139,7 +141,8 @@ RANDOM123_KAT = [
 @pytest.mark.parametrize("ctr, key, want", RANDOM123_KAT)
 def test_philox_known_answers(ctr, key, want, mulhilo, device):
     c0, c1, c2, c3 = ctr
-    block = tphilox.blocks(key[0] | key[1] << 32, (c0 | c1 << 32, c2 | c3 << 32), 0, 1, device)
+    block = tphilox.blocks(key[0] | key[1] << 32, (c0 | c1 << 32, c2 | c3 << 32), 0, 1, TXP,
+                           device)
     assert block.cpu().tolist() == [list(want)]
 
 
@@ -164,7 +167,7 @@ def test_stream_words_and_wrap(counter, mulhilo, device):
     key = 0xDEADBEEF12345678
     stream = bits_of(native_fill(duni.plan_raw(64, "uint32"), key, counter)).view(np.uint32)
     for first, n in [(0, 64), (1, 10), (3, 5), (6, 58), (63, 1)]:
-        got = tphilox.words(key, counter, first, n, device).cpu().numpy()
+        got = tphilox.words(key, counter, first, n, TXP, device).cpu().numpy()
         np.testing.assert_array_equal(got, stream[first:first + n].astype(np.int64))
 
 
@@ -176,15 +179,15 @@ def test_blocks_at_offsets_beyond_2_63(device):
                                                         for o in offsets], device=device))
     for row, off in zip(got.cpu().tolist(), offsets):
         c = (counter[0] + (counter[1] << 64) + off) % (1 << 128)
-        want = tphilox.blocks(key, (c & TOP, c >> 64), 0, 1, device).cpu().tolist()[0]
+        want = tphilox.blocks(key, (c & TOP, c >> 64), 0, 1, TXP, device).cpu().tolist()[0]
         assert row == want
 
 
 def test_philox_rejects_bad_keys():
     with pytest.raises(ValueError, match="key"):
-        tphilox.words(1 << 64, (0, 0), 0, 4, "cpu")
+        tphilox.words(1 << 64, (0, 0), 0, 4, TXP, "cpu")
     with pytest.raises(TypeError, match="ctr_lo"):
-        tphilox.words(1, (True, 0), 0, 4, "cpu")
+        tphilox.words(1, (True, 0), 0, 4, TXP, "cpu")
 
 
 # -- raw, uniform, integers -----------------------------------------------------------------------
@@ -222,22 +225,52 @@ def test_uniform_engine_words_hit_every_mantissa_edge(dtype, device):
     assert_same(duni.plan_uniform(40, dtype, 0.0, 1.0), 5, (0, 0), device, words)
 
 
-def test_round_f64_to_16_is_the_fallbacks():
-    """The 16-bit rounding on ties, subnormal targets, binade carries and overflow."""
+def bfloat16_reference(x):
+    """float64 -> bfloat16 bits, to nearest, ties to even, from Python's own arithmetic.
+
+    8 significant bits (frexp's mantissa scaled by 2**8, rounded by Python's round, which
+    ties to even on an exact float), spacing 2**-133 below the smallest normal 2**-126,
+    infinity from 2**128 up; the value is then exact in float32, whose top half is it.
+    """
+    out = []
+    for v in x.tolist():
+        a = abs(v)
+        if a < 2.0**-126:
+            r = round(a / 2.0**-133) * 2.0**-133
+        else:
+            m, e = math.frexp(a)
+            r = math.ldexp(round(m * 256), e - 8)
+        bits = 0x7F80 if r >= 2.0**128 else int(np.float32(r).view(np.uint32)) >> 16
+        out.append(bits | (0x8000 if math.copysign(1.0, v) < 0 else 0))
+    return np.array(out, dtype=np.int64)
+
+
+@pytest.mark.parametrize("lib", ["numpy", "torch"])
+def test_round_f64_to_16_on_ties_subnormals_and_overflow(lib):
+    """The 16-bit rounding on ties, subnormal targets, binade carries and overflow, against
+    NumPy's own correctly rounded float16 cast and a bfloat16 rounding written here."""
     rng = np.random.default_rng(7)
     x = np.concatenate([
         rng.standard_normal(3000) * 10.0 ** rng.integers(-9, 6, 3000),
         [0.0, -0.0, 1 + 2**-8, 1 + 2**-8 + 2**-40, 1 + 3 * 2**-11, 65504.0, 65520.0, 65519.99,
-         2.0**-24, 2.0**-25, 3 * 2.0**-26, 2.0**-133, 2.0**-134, 3.4e38, 3.5e38, 1 - 2**-12],
+         2.0**-24, 2.0**-25, 3 * 2.0**-26, 2.0**-133, 2.0**-134, 3 * 2.0**-135, 3.4e38, 3.5e38,
+         1 - 2**-12, -(1 + 2**-8)],
     ])
-    for fmt in (fconv.FORMAT_FLOAT16, fconv.FORMAT_BFLOAT16):
-        got = tconv.round_f64_to_16(torch.from_numpy(x), fmt).numpy()
-        np.testing.assert_array_equal(got, fconv.round_f64_to_16(x, fmt).astype(np.int64))
-        if fmt == fconv.FORMAT_FLOAT16:  # and NumPy's own correctly rounded cast
+    wrap = torch.from_numpy if lib == "torch" else np.asarray
+    for fmt in (tconv.FORMAT_FLOAT16, tconv.FORMAT_BFLOAT16):
+        got = np.asarray(tconv.round_f64_to_16(wrap(x), fmt))
+        if fmt == tconv.FORMAT_FLOAT16:
             with np.errstate(over="ignore"):
-                np.testing.assert_array_equal(got, x.astype(np.float16).view(np.uint16))
-        back = tconv.bits16_to_f64(torch.from_numpy(got), fmt).numpy()
-        np.testing.assert_array_equal(back, fconv.bits16_to_f64(got.astype(np.uint16), fmt))
+                want = x.astype(np.float16).view(np.uint16).astype(np.int64)
+        else:
+            want = bfloat16_reference(x)
+        np.testing.assert_array_equal(got, want)
+        back = np.asarray(tconv.bits16_to_f64(wrap(got), fmt))
+        if fmt == tconv.FORMAT_FLOAT16:
+            want_back = want.astype(np.uint16).view(np.float16).astype(np.float64)
+        else:
+            want_back = (want.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        np.testing.assert_array_equal(back, want_back)
 
 
 INT_CASES = [  # (low, high, endpoint): ranges of 1, small, 2**32 - 1, 2**32, 2**32 + 1, wide
@@ -392,18 +425,18 @@ def test_choice_sparse_plan_and_chunks(monkeypatch, device):
         assert_same(plan, 8, (TOP - 3, 1), device)
 
 
-def host_log_f64(v):
-    """The project's deterministic log (fallback/detmath.py), through the host."""
-    return torch.from_numpy(fdetmath.log_f64(v.cpu().numpy())).to(v.device)
+def host_log_f64(v, log_f64=fdetmath.log_f64):
+    """The project's deterministic log (fallback/detmath.py) on a NumPy copy, through the host."""
+    return torch.from_numpy(log_f64(v.cpu().numpy())).to(v.device)
 
 
-@pytest.mark.parametrize("log", ["host", "table"])
-def test_weighted_choice_with_the_deterministic_log(device, log):
-    """With the host's log_f64, and as the kernel table binds it (torch_kernels/detmath.py)."""
+@pytest.mark.parametrize("log", ["host", "tensor"])
+def test_weighted_choice_with_the_deterministic_log(device, log, monkeypatch):
+    """With detmath.log_f64 run on NumPy through the host (the order's own steps on tensors),
+    and on the tensors themselves (fallback/detmath.py, one source for both libraries)."""
     if log == "host":
-        kernel = lambda *a, **kw: tperm.weighted_choice(*a, **kw, log_f64=host_log_f64)  # noqa: E731
-    else:
-        kernel = tk.weighted_choice
+        monkeypatch.setattr(tperm.detmath, "log_f64", host_log_f64)
+    kernel = tk.weighted_choice
     rng = np.random.default_rng(4)
     n = 300
     p = rng.random(n)
@@ -439,11 +472,13 @@ def test_mt19937_uniform(dtype, low, high, device):
 # -- the table and bad input ----------------------------------------------------------------------
 
 def test_kernel_table_names():
-    from ascend_rand.backend.base import DRAW_KERNELS
-    built = set(tk.__all__)
-    assert built == set(DRAW_KERNELS)
-    for name in built:
-        assert callable(getattr(tk, name))
+    """The torch backend's mirror takes its draw kernels from fallback/'s one table."""
+    from ascend_rand.backend.base import KERNEL_NAMES, DRAW_KERNELS
+    from ascend_rand.backend.torch import TorchBackend
+    assert set(tk.__all__) == set(KERNEL_NAMES)
+    mirror = TorchBackend("cpu", cpu_kernels="torch")
+    for name in DRAW_KERNELS:
+        assert mirror.kernel(name) is getattr(tk, name)
 
 
 def test_bad_input_is_refused():

@@ -193,12 +193,12 @@ class Paths:
     def _slot(self, slot, f64):
         def wrapped(state, w, aux1, aux2):
             in_tail = state != fnormal._FRESH
+            # the fallback's words: int64, a 32-bit word's value or a 64-bit value's bits
+            layer = w & 0xFF
             if f64:
-                layer = (w & np.uint64(0xFF)).astype(np.intp)
-                step1 = (w >> np.uint64(12)) < fnormal._K64[layer]
+                step1 = ((w >> 12) & ((1 << 52) - 1)) < fnormal._K64[layer]
             else:
-                layer = w & np.uint32(0xFF)
-                step1 = (w >> np.uint32(9)) < fnormal._K32[layer]
+                step1 = (w >> 9) < fnormal._K32[layer]
             tested = ~in_tail & ~step1
             z, accepted, next_state = slot(state, w, aux1, aux2)
             wedge, tail = tested & (layer != 0), tested & (layer == 0)
@@ -384,8 +384,9 @@ def test_ziggurat_on_chosen_words(monkeypatch, f64, bounds):
         a, b = ft(bounds[0]), ft(bounds[1])
         keep = lambda v: (v >= a) & (v <= b)  # noqa: E731
     paths = Paths(monkeypatch, bounds=bounds)
-    sampler = fnormal._ziggurat_f64 if f64 else fnormal._ziggurat_f32
-    expected, failed = sampler(key, counter, 0, u, keep)
+    # the fallback's sampler reads int64 words: the 32-bit values, the 64-bit values' bits
+    expected, failed = fnormal.ziggurat_block(
+        key, counter, 0, u.view(np.int64) if f64 else u.astype(np.int64), keep, f64)
     assert failed.size == 0
     assert paths.tail_failed >= 20 and paths.most_tail_slots >= 2, vars(paths)
     assert paths.wedge_ok >= 10 and paths.wedge_rejected >= 10, vars(paths)

@@ -6,7 +6,7 @@ draw reserves its stream (docs/spec.md 2.2: a refused draw takes nothing):
 - a CUDA or NPU tensor takes the Triton kernels (``triton_kernels/``, one
   launch per draw) when Triton compiles for that device here: ``triton`` on
   CUDA, ``triton-ascend`` (through torch_npu) on Ascend; else, and for a plan
-  the kernels do not run, the torch-operation mirror (``torch_kernels/``);
+  the kernels do not run, the torch-operation mirror (``fallback/`` on tensors);
 - a CPU tensor takes the host kernels (the native core, else its NumPy
   mirror), as it always has.
 

@@ -10,7 +10,7 @@ draws the same bits as the native backend, by two paths:
 - a tensor on another device is filled by the Triton kernels
   (``triton_kernels/``, one launch per draw) where Triton compiles for that
   device, else by the same algorithms written in torch operations
-  (``torch_kernels/``, the mirror), on that device.
+  (``fallback/``, the one array implementation, as the mirror), on that device.
 
 ``device_path.route`` chooses, per draw; ``ASCEND_RAND_DEVICE_KERNELS=triton|torch``
 forces a path (``triton`` on CPU tensors: Triton's interpreter), and
@@ -324,7 +324,8 @@ class TorchBackend(Backend):
             return self._host_backend().kernel(name)
         fn = self._fns.get(name)
         if fn is None:
-            from .torch_kernels import kernels as table
+            # The mirror: fallback/'s one array implementation, on tensors.
+            from ..fallback import kernels as table
             fn = self._fns[name] = getattr(table, name)
         return fn
 

@@ -215,8 +215,8 @@ def _product_16(x, scale, name):
     with np.errstate(over="ignore", invalid="ignore"):
         prod = x.astype(np.float64) * scale
     finite = np.isfinite(prod)
-    bits = _conv.round_f64_to_16(np.where(finite, prod, 0.0), fmt)
-    result = bits.view(x.dtype).reshape(x.shape)
+    bits = _conv.round_f64_to_16(np.where(finite, prod, 0.0), fmt)  # int64, in [0, 2**16)
+    result = bits.astype(np.uint16).view(x.dtype).reshape(x.shape)
     if not finite.all():  # inf and NaN pass through the cast unchanged
         result[~finite] = prod[~finite].astype(x.dtype)
     return result

@@ -270,6 +270,6 @@ def round_from_float64(values, dtype_name):
     values = np.ascontiguousarray(values, dtype=np.float64)
     if dtype_name in ("float16", "bfloat16"):
         fmt = _conv.FORMAT_FLOAT16 if dtype_name == "float16" else _conv.FORMAT_BFLOAT16
-        bits = _conv.round_f64_to_16(values.reshape(-1), fmt).reshape(values.shape)
-        return bits.view(_dtypes.FLOAT_DTYPES[dtype_name])
+        bits = _conv.round_f64_to_16(values.reshape(-1), fmt)  # int64, in [0, 2**16)
+        return bits.astype(np.uint16).reshape(values.shape).view(_dtypes.FLOAT_DTYPES[dtype_name])
     return values.astype(_dtypes.FLOAT_DTYPES[dtype_name])

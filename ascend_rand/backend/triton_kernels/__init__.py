@@ -12,6 +12,6 @@ block function and counter arithmetic), ``conversions.py`` (the element
 maths), ``words.py``, ``uniform.py``, ``integers.py``, ``bernoulli.py`` (one
 kernel per draw, each citing its spec section); ``launch.py`` sizes the
 grid and counts launches; ``kernels.py`` is the entry-point table, with the
-names and arguments of ``torch_kernels.kernels`` (and ``run_plan`` for a
+names and arguments of ``fallback.kernels`` (and ``run_plan`` for a
 Plan).  Importing this package imports nothing; ``kernels`` imports triton.
 """

@@ -1,10 +1,10 @@
-"""The Triton kernel table: one launch per draw, the names and arguments of the torch table.
+"""The Triton kernel table: one launch per draw, the names and arguments of fallback's table.
 
 Each entry ``kernel(out, key, ctr_lo, ctr_hi, *params)`` fills the flat,
 contiguous tensor ``out`` (the plan's own dtype, on a CUDA or NPU device, or
 on the CPU under the interpreter) from the Philox stream ``(key, (ctr_lo,
-ctr_hi))`` with one kernel launch, exactly as ``torch_kernels.kernels`` and
-the native core do (docs/spec.md sections 3 and 4).  ``fill(plan, out, key,
+ctr_hi))`` with one kernel launch, exactly as ``fallback.kernels`` (the
+torch mirror) and the native core do (docs/spec.md sections 3 and 4).  ``fill(plan, out, key,
 counter)`` runs a Plan (distributions/plan.py) the way the torch backend
 does.  Engine words (MT19937's ``words=``) are not a Philox stream: those
 draws stay on the torch-operation path.

@@ -1,7 +1,7 @@
 """Entry points for the normal draws' Triton kernels (docs/spec.md section 5): one launch each.
 
 ``normal`` and ``truncated_normal`` take the arguments of
-``torch_kernels.normal``'s functions of the same names (a flat, contiguous
+``fallback/normal.py``'s functions of the same names (a flat, contiguous
 output tensor of the plan's dtype, the Philox stream, then the plan's
 ``params``), so a Plan runs through ``kernels.fill`` unchanged.  Each draw is
 one kernel launch (``launch.launch``): the samplers' retries run inside it

@@ -1,6 +1,6 @@
 """The ziggurat of docs/spec.md section 5.3, per element, as Triton device functions.
 
-The counterpart of ``fallback/normal.py``'s ``_zig_f32_slot`` / ``_ziggurat_f32``
+The counterpart of ``fallback/normal.py``'s ``_zig_f32_slot`` / ``ziggurat_block``
 (and their float64 twins) for the Triton kernels.  ``ziggurat_f32`` and
 ``ziggurat_f64`` take a vector of elements' first words, accept most at step 1
 of slot 0 (``mag < K[layer]``) and run the rest through their attempt slots
