@@ -148,6 +148,12 @@ class _Numpy:
         return (x.view(np.uint64) >> n).view(np.int64)
 
     @staticmethod
+    def le_int64(v):
+        """Each 8 bytes of the uint8 array ``v`` (a multiple of 8 long) as one int64 read
+        little-endian, whatever the host's order (a '<i8' view)."""
+        return np.ascontiguousarray(v).view("<i8")
+
+    @staticmethod
     def low32(x):
         """int64 values in [-2**31, 2**31) as int32: the low halves' strided view, no pass."""
         return np.ascontiguousarray(x).view(np.int32)[..., _LOW_HALF::2]
@@ -260,6 +266,14 @@ class _Torch:
     def shr(x, n):
         """Logical shift right of int64 bit patterns (torch shifts int64 arithmetically)."""
         return (x >> n) & ((1 << (64 - n)) - 1)
+
+    def le_int64(self, v):
+        """Each 8 bytes of the uint8 tensor ``v`` as one int64 read little-endian (torch's
+        views are in the host's order: every host and device torch runs on is little-endian,
+        and a big-endian one is refused, not answered wrongly)."""
+        if sys.byteorder != "little":
+            raise NotImplementedError("the torch mirror needs a little-endian host")
+        return v.contiguous().view(self.int64)
 
     def low32(self, x):
         """int64 values in [-2**31, 2**31) as int32 (an in-range cast: exact everywhere)."""

@@ -97,8 +97,8 @@ def pack_little(b):
     """Bool bits -> bytes, bit k of byte j = b[8j + k] (NumPy's packbits, bitorder="little").
 
     Returns int64 byte values in [0, 256); a last partial byte is zero-padded.
-    The eight 0/1 bytes of output byte j are read as one int64 x_j, b[8j + k] at
-    bit 8k (the hosts and devices are little-endian), and three shift-ors fold
+    The eight 0/1 bytes of output byte j are read as one int64 x_j, little-endian,
+    b[8j + k] at bit 8k (``arrays.le_int64``), and three shift-ors fold
     them onto x_j's low byte: no multiply and no reduction, the same few
     element-wise operations on both libraries.
 
@@ -113,7 +113,7 @@ def pack_little(b):
     if pad:
         v = xp.concat([v, xp.zeros(pad, xp.uint8, xp.device(v))])
     # Only bits 8k are set, so no step sets the sign bit (arithmetic = logical shifts).
-    x = xp.bitcast(v, xp.int64)
+    x = xp.le_int64(v)
     x = x | (x >> 7)  # byte m of x: bits 0-1 hold b[8j + m], b[8j + m + 1]
     x = x | (x >> 14)  # bits 0-3: b[8j + m .. 8j + m + 3]
     x = x | (x >> 28)  # byte 0, bits 0-7: b[8j .. 8j + 7], the packed byte
