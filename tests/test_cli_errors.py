@@ -100,3 +100,12 @@ def test_sample_csv_to_a_full_stdout_is_one_line_and_exit_2(tmp_path):
                            cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr[-2000:]
     one_line(proc.stderr, "sample", "cannot write to stdout", "No space left on device")
+
+
+@pytest.mark.parametrize("command", [["sample", "uniform", "--size", "4", "-o", "-"],
+                                     ["stream", "--bytes", "8"]])
+def test_streams_for_an_engine_without_streams_is_refused_not_ignored(command, capsys):
+    """--streams is an MT19937 option: given to Philox it is an error naming it, as the
+    engine's own create refuses it (before, `sample` dropped it silently)."""
+    assert cli.main([*command, "--engine", "philox", "--streams", "3", "--seed", "1"]) == 2
+    one_line(capsys.readouterr().err, command[0], "streams is an MT19937 option", "got 3")

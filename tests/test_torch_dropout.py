@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 
 import ascend_rand as ar  # noqa: E402
 from ascend_rand.torch import Dropout, dropout  # noqa: E402
-from ascend_rand.torch._common import DTYPE_NAMES  # noqa: E402
+from ascend_rand.torch._bridge import DTYPE_NAMES  # noqa: E402
 
 _dm = importlib.import_module("ascend_rand.torch.dropout")
 

@@ -72,6 +72,8 @@ class Backend:
     """
 
     name = None
+    # What the backend is, in a report's words ("the native core"; device_path's report).
+    description = None
     # Whether results are NumPy arrays in host memory: "auto" chooses among these, in the
     # registry's order, and engines run their own words on one.
     host = False

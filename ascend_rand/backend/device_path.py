@@ -304,8 +304,7 @@ def fill(table, plan, flat, key, counter):
 
 def _host_name():
     from . import resolve
-    return "native core" if resolve("auto").name == "native" else \
-        "NumPy mirror of the native core (the native core is not built)"
+    return resolve("auto").description
 
 
 def _cpu_line(forced):

@@ -86,6 +86,7 @@ class NativeBackend(HostBackend):
     """C++17 kernels on host NumPy arrays (SIMD level chosen at import, thread pool)."""
 
     name = "native"
+    description = "native core"
 
     def __init__(self):
         super().__init__()

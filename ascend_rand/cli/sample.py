@@ -185,8 +185,8 @@ def make_generator(args):
     from ..entropy import secure_seed
 
     seed = args.seed if args.seed is not None else secure_seed()
-    kwargs = {"streams": args.streams} if args.engine == "mt19937" else {}
-    return Generator(seed, engine=args.engine, backend=args.backend, **kwargs), seed
+    # streams: the engine says whether it has them (Engine.create refuses streams != 1).
+    return Generator(seed, engine=args.engine, backend=args.backend, streams=args.streams), seed
 
 
 def draw(args):

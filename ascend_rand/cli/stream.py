@@ -103,8 +103,6 @@ def chunks(engine="philox", dist="raw", seed=0, layout="stream", streams=1):
     if layout != "stream" and (engine != "philox" or dist != "raw"):
         raise ValueError(f"layout {layout!r} is for raw Philox words")
     streams = _validate.integer(streams, "streams")
-    if streams != 1 and engine != "mt19937":
-        raise ValueError(f"streams is an MT19937 option, got streams={streams} for {engine}")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if dist not in DISTS:

@@ -54,7 +54,7 @@ from ..distributions.uniform import in_dtype
 from ..engines import Philox
 from ..generator import Generator, _give_back
 from . import ops
-from ._common import float_dtype_name, generator_or_default, host_tensor, is_tensor_backend
+from ._bridge import float_dtype_name, generator_or_default, host_tensor, is_tensor_backend
 
 MODES = ("packed", "regenerate")
 

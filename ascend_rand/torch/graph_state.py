@@ -74,7 +74,7 @@ import torch
 
 from ..engines import Philox
 from ..engines.philox import BLOCK, EXHAUSTED, FLAGS, INDEX, OFFSET, SEED
-from ._common import generator_or_default
+from ._bridge import generator_or_default
 
 _ATTR = "_graph_state"  # the engine's attribute naming its DeviceState while in the mode
 _SLOTS = 8

@@ -43,7 +43,7 @@ from ..distributions import initializers
 from ..distributions.normal import plan_normal, plan_truncated_normal
 from ..distributions.uniform import plan_uniform
 from . import ops
-from ._common import float_dtype_name, from_float64, generator_or_default, host_tensor
+from ._bridge import float_dtype_name, from_float64, generator_or_default, host_tensor
 
 __all__ = [
     "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_",

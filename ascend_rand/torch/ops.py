@@ -59,7 +59,7 @@ from torch._library import autograd as _autograd
 from ..engines import Philox
 from ..generator import Generator, _give_back
 from . import graph_state, triton_ops  # noqa: F401  (triton_ops: its operators defined)
-from ._common import generator_or_default, host_tensor
+from ._bridge import generator_or_default, host_tensor
 
 NAMESPACE = "ascend_rand"
 STATE_SLOTS = 8

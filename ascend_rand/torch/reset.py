@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from . import init
-from ._common import generator_or_default
+from ._bridge import generator_or_default
 
 
 # -- torch's default schemes, as steps ------------------------------------------------------------
