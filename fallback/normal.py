@@ -40,7 +40,7 @@ from .constants import (
 from .conversions import FORMAT_BFLOAT16, FORMAT_FLOAT16
 
 __all__ = ["normal", "truncated_normal", "retry_blocks", "round_f32_to_16", "ziggurat_block",
-           "METHOD_ZIGGURAT", "METHOD_UNIFORM", "METHOD_EXPONENTIAL"]
+           "TRUNC_ZIGGURAT", "TRUNC_UNIFORM", "TRUNC_EXPONENTIAL"]
 
 # The ziggurat tables on the host (``_tables`` puts them on other devices).  K holds
 # integers below 2**23 (float32) and 2**52 (float64): int64 in both.
@@ -70,9 +70,10 @@ BOX_MULLER_TWO_PI_F32 = float(np.float32(6.2831855))
 BOX_MULLER_U1_MIN_F64 = 1e-7
 BOX_MULLER_TWO_PI_F64 = 6.283185307179586
 
-METHOD_ZIGGURAT = TRUNCATED_METHOD_CODES["ziggurat"]
-METHOD_UNIFORM = TRUNCATED_METHOD_CODES["uniform"]
-METHOD_EXPONENTIAL = TRUNCATED_METHOD_CODES["exponential"]
+# The truncated normal's proposal methods (csrc/constants.toml; TruncMethod in C++).
+TRUNC_ZIGGURAT = TRUNCATED_METHOD_CODES["ziggurat"]
+TRUNC_UNIFORM = TRUNCATED_METHOD_CODES["uniform"]
+TRUNC_EXPONENTIAL = TRUNCATED_METHOD_CODES["exponential"]
 
 _HOST_TABLES = (_W32, _K32, _F32, _W64, _K64, _F64)
 _DEVICE_TABLES = {}
@@ -466,7 +467,7 @@ def _trunc_proposal(xp, key, counter, start, first, params, f64):
         else:
             p = p0 if k == 0 else blk[:, 0]
             q = blk[:, 1]
-        if method == METHOD_UNIFORM:
+        if method == TRUNC_UNIFORM:
             cand = a + unit(xp, p) * width
             acc = unit(xp, q) < exp(0.5 * (m2 - cand * cand))
         else:
@@ -477,7 +478,7 @@ def _trunc_proposal(xp, key, counter, start, first, params, f64):
         z[pending] = cand
         again = ~acc
         pending, p0 = pending[again], p0[again]
-    lo, hi = (-b, -a) if (method == METHOD_EXPONENTIAL and mirror) else (a, b)
+    lo, hi = (-b, -a) if (method == TRUNC_EXPONENTIAL and mirror) else (a, b)
     z[pending] = xp.clamp(z[pending], min=lo, max=hi)
     return z
 
@@ -497,7 +498,7 @@ def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, 
     per = 2 if f64 else 1
     chunks = philox.word_chunks(key, counter, per * xp.numel(out), per, buffer=words,
                                 word_count=word_count, like=out)
-    if method == METHOD_ZIGGURAT:
+    if method == TRUNC_ZIGGURAT:
         _ziggurat_into(out, key, counter, chunks, f64, store, (a, b))
         return
     params = (method, a, b, width, m2, lam, mirror)

@@ -126,7 +126,7 @@ def test_algorithm_constants_are_the_tables():
                                   zig["magnitude_shift_f32"], zig["magnitude_shift_f64"],
                                   zig["fresh"])
     trunc = codes("truncated_method")
-    assert (fb_normal.METHOD_ZIGGURAT, fb_normal.METHOD_UNIFORM, fb_normal.METHOD_EXPONENTIAL) == (
+    assert (fb_normal.TRUNC_ZIGGURAT, fb_normal.TRUNC_UNIFORM, fb_normal.TRUNC_EXPONENTIAL) == (
         trunc["ziggurat"], trunc["uniform"], trunc["exponential"])
     assert (dist_normal.TRUNC_ZIGGURAT, dist_normal.TRUNC_UNIFORM,
             dist_normal.TRUNC_EXPONENTIAL) == (trunc["ziggurat"], trunc["uniform"],

@@ -6,16 +6,13 @@ import ml_dtypes
 import numpy as np
 
 from .. import _dtypes, _validate
-from ..fallback.constants import TRUNCATED_METHOD_CODES
+# The truncated normal's proposal methods, one name a code (csrc/constants.toml,
+# TruncMethod in C++), as fallback/normal.py names them.
+from ..fallback.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
 from .plan import Plan, words_for
 from .uniform import in_dtype, output_shape
 
 NORMAL_METHODS = ("ziggurat", "box_muller")
-
-# Truncated normal proposal methods (csrc/constants.toml, TruncMethod in C++).
-TRUNC_ZIGGURAT = TRUNCATED_METHOD_CODES["ziggurat"]
-TRUNC_UNIFORM = TRUNCATED_METHOD_CODES["uniform"]
-TRUNC_EXPONENTIAL = TRUNCATED_METHOD_CODES["exponential"]
 
 # The largest |z| a standard-normal method returns in its working precision, rounded
 # up (docs/spec.md section 5.7): the ziggurat's tail value R + (-log O)/R at the

@@ -45,6 +45,7 @@ import triton.language as tl
 
 from ...fallback import bernoulli as _fb_bernoulli
 from ...fallback import conversions as _fb_conversions
+from ...fallback.bernoulli import mask_bytes  # the packed mask's length (spec 4.5)
 from .conversions import bernoulli_bit_below, bits16_to_f32, f64_from_halves, round_f32_to_16_bits
 from .launch import cdiv, int32, launch, stream_args
 from .philox import blocks
@@ -213,11 +214,6 @@ def _check_mask(mask, n, out, what):
         raise ValueError(f"{what}: the mask of {n} elements has mask_bytes({n}) = "
                          f"{mask_bytes(n)} bytes on {out.device}, got {mask.numel()} on "
                          f"{mask.device}")
-
-
-def mask_bytes(n):
-    """ceil(n / 128) * 16: the packed mask's length (spec 4.5)."""
-    return cdiv(n, 128) * 16
 
 
 def _run(out, src, mask, stream, threshold, scale, draw, write_mask, what, words=None):

@@ -25,6 +25,7 @@ import struct
 import numpy as np
 import torch
 
+from ...fallback.bernoulli import mask_bytes  # the packed mask's length (spec 4.5)
 from . import interpreter, state as _state
 from .launch import BLOCKS, cdiv, draw_source, int32, launch
 from .bernoulli import bernoulli_kernel, bernoulli_packed_kernel
@@ -184,11 +185,6 @@ def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None, *, state=N
     block = BLOCKS["bernoulli"]
     launch(bernoulli_kernel, out, cdiv(n, 4 * block), out.view(torch.uint8), n, *stream, *t, p,
            HAS_PROBS=p is not None, BLOCK=block)
-
-
-def mask_bytes(n):
-    """ceil(n / 128) * 16: the packed mask's length (spec 4.5)."""
-    return cdiv(n, 128) * 16
 
 
 def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None, *,

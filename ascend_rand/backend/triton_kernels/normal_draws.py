@@ -19,8 +19,7 @@ import numpy as np
 import torch
 
 from ...fallback import ziggurat_tables as _zt
-from ...fallback.normal import (METHOD_EXPONENTIAL as TRUNC_EXPONENTIAL,
-                                METHOD_UNIFORM as TRUNC_UNIFORM, METHOD_ZIGGURAT as TRUNC_ZIGGURAT)
+from ...fallback.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
 from .launch import cdiv, draw_source, int32, launch
 from .normal import box_muller_f64_kernel, box_muller_kernel, ziggurat_f64_kernel, ziggurat_kernel
 from .truncated import proposal_f64_kernel, proposal_kernel
