@@ -246,3 +246,21 @@ def test_bad_choice_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
         g.choice(**kwargs)
     assert g.offset == 0
+
+
+@pytest.mark.parametrize("n", [3, 64, 65, 1000])  # the list check up to 64, NumPy's above
+@pytest.mark.parametrize("bad, match", [(np.nan, "finite"), (np.inf, "finite"),
+                                        (-np.inf, "finite"), (-1e-300, "non-negative")])
+def test_bad_probabilities_at_every_length(n, bad, match):
+    """choice_probabilities checks a short p on its list of values and a long one with NumPy:
+    either way one bad value anywhere is refused with the same message, and -0.0 passes."""
+    g = ascend_rand.Generator(0)
+    for where in (0, n // 2, n - 1):
+        p = np.full(n, 1.0 / n)
+        p[where] = bad
+        with pytest.raises(ValueError, match=match):
+            g.choice(n, p=p)
+    p = np.full(n, 1.0 / (n - 1))
+    p[n // 2] = -0.0
+    assert 0 <= g.choice(n, p=p) < n
+    assert g.offset == 1

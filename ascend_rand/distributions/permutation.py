@@ -72,11 +72,18 @@ def choice_probabilities(p, n, what="choice"):
         raise TypeError(f"{what}: p must hold real numbers, got dtype {arr.dtype}")
     atol = _SQRT_EPS.get(arr.dtype.itemsize, _SQRT_EPS[8]) if kind == "f" else _SQRT_EPS[8]
     p64 = arr.astype(np.float64)
-    if not np.isfinite(p64).all():
-        raise ValueError(f"{what}: probabilities must be finite")
-    if (p64 < 0).any():
+    values = p64.tolist()  # (math.fsum's input: exact, whatever the order)
+    # Every value in [0, inf): NaN fails both comparisons.  A short p is checked on the
+    # list (two NumPy reductions cost more than the whole check of a few values).
+    if len(values) <= 64:
+        ok = all(0.0 <= v < math.inf for v in values)
+    else:
+        ok = bool(((p64 >= 0) & (p64 < math.inf)).all())
+    if not ok:
+        if not np.isfinite(p64).all():
+            raise ValueError(f"{what}: probabilities must be finite")
         raise ValueError(f"{what}: probabilities must be non-negative")
-    total = math.fsum(p64.tolist())
+    total = math.fsum(values)
     if abs(total - 1.0) > atol:
         raise ValueError(f"{what}: probabilities do not sum to 1 (sum {total!r})")
     return np.ascontiguousarray(p64)
