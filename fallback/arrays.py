@@ -327,6 +327,15 @@ def namespace(x):
     raise TypeError(f"expected a NumPy array or a torch tensor, got {type(x).__name__}")
 
 
+def namespace_and_device(like):
+    """(namespace, device) of the array ``like``: where a kernel makes its temporaries.
+    NumPy's, on the host, when ``like`` is None (a host caller with no output yet)."""
+    if like is None:
+        return NUMPY, None
+    xp = namespace(like)
+    return xp, xp.device(like)
+
+
 def is_tensor(x):
     """Whether ``x`` is a torch tensor, without importing torch (where torch has not been
     imported, nothing is a tensor)."""

@@ -49,18 +49,10 @@ def sortable(u):
     return u ^ _SIGN
 
 
-def _namespace_device(like):
-    """(namespace, device) of the array ``like``; NumPy's when ``like`` is None."""
-    if like is None:
-        return arrays.NUMPY, None
-    xp = arrays.namespace(like)
-    return xp, xp.device(like)
-
-
 def sort_keys(key, ctr_lo, ctr_hi, n, words=None, word_count=None, like=None):
     """The n 64-bit sort keys: exactly the raw uint64 draw of n elements, as int64 bit
     patterns, in the namespace and on the device of ``like`` (NumPy when None)."""
-    xp, device = _namespace_device(like)
+    xp, device = arrays.namespace_and_device(like)
     keys = xp.empty(n, xp.uint64, device)
     if n:
         raw(keys, key, ctr_lo, ctr_hi, words, word_count)
@@ -174,7 +166,7 @@ def sparse_targets(k, key, ctr_lo, ctr_hi, n, words=None, word_count=None, like=
     b = 32 * per: floor(u * (n - j) / 2**b).  n < 2**64; the per-step range
     n - j and the sum j + offset are formed by 32-bit halves.
     """
-    xp, device = _namespace_device(like)
+    xp, device = arrays.namespace_and_device(like)
     per = sparse_choice_words(n)
     targets = xp.empty(k, xp.int64, device)
     n_hi, n_lo = n >> 32, n & MASK32

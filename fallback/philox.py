@@ -188,13 +188,14 @@ def check_word_count(word_count, nwords):
 
 
 def engine_words(buffer, xp):
-    """An engine's word buffer as int64 words of namespace ``xp``: a 1-D uint32 NumPy array
-    (the host engines' words) or, on torch, a 1-D int64 tensor of 32-bit values."""
+    """An engine's word buffer in namespace ``xp``, 1-D: a uint32 NumPy array (the host
+    engines' words) or, on torch, a 1-D int64 tensor of 32-bit values."""
     if xp is arrays.NUMPY:
-        if not isinstance(buffer, xp.ndarray) or buffer.ndim != 1:
-            raise TypeError(f"words must be a 1-D NumPy array of 32-bit words, "
-                            f"got {type(buffer).__name__}")
-        return buffer
+        if not isinstance(buffer, xp.ndarray) or buffer.dtype != xp.uint32:
+            what = buffer.dtype if isinstance(buffer, xp.ndarray) else type(buffer).__name__
+            raise TypeError(f"words must be a uint32 array (as the native kernels take), "
+                            f"got {what}")
+        return buffer.reshape(-1)  # in C order, as the native kernels read its memory
     if not xp.is_array(buffer) or buffer.dim() != 1 or buffer.dtype != xp.int64:
         what = (f"{buffer.dtype} of shape {tuple(buffer.shape)}" if xp.is_array(buffer)
                 else type(buffer).__name__)
@@ -214,8 +215,7 @@ def word_chunks(key, counter, nwords, words_per_element=1, buffer=None, word_cou
     that buffer's.  ``word_count``: the caller's count of them (check_word_count).
     """
     check_word_count(word_count, nwords)
-    xp = arrays.NUMPY if like is None else arrays.namespace(like)
-    device = None if like is None else xp.device(like)
+    xp, device = arrays.namespace_and_device(like)
     if buffer is not None:
         buffer = engine_words(buffer, xp)
         if xp.numel(buffer) < nwords:

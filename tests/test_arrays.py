@@ -88,3 +88,38 @@ def test_from_host_copies_a_read_only_view_once_and_keeps_values():
     t = arrays.torch_namespace().from_host(view, "cpu")
     assert t.tolist() == [0, 0, 0, 0]
     assert arrays.NUMPY.from_host(base) is base  # contiguous: no copy
+
+
+@pytest.mark.parametrize("words", [np.zeros(8, np.int64), np.zeros(8, np.float64),
+                                   np.zeros(8, np.int32), list(range(8))])
+def test_engine_words_of_another_kind_are_refused_as_the_native_kernels_refuse_them(words):
+    """A host kernel's ``words`` are the engine's uint32 words; anything else is a TypeError
+    naming what it got, from the NumPy table as from the native one (not a ufunc error)."""
+    from ascend_rand.fallback import kernels as numpy_kernels
+    out = np.empty(4, np.float32)
+    with pytest.raises(TypeError, match="uint32"):
+        numpy_kernels.mt19937_uniform(out, 0, 0, 0, "float32", 0.0, 1.0, False, words=words)
+    with pytest.raises(TypeError, match="uint32"):
+        numpy_kernels.raw(np.empty(4, np.uint32), 0, 0, 0, words=words)
+    native = peers_native()
+    if native is not None:
+        with pytest.raises(TypeError, match="uint32"):
+            native.raw(np.empty(4, np.uint32), 0, 0, 0, words=words)
+
+
+def peers_native():
+    from ascend_rand import _extension
+    return _extension.module
+
+
+def test_engine_words_of_any_shape_are_read_in_memory_order_as_native_reads_them():
+    from ascend_rand.fallback import kernels as numpy_kernels
+    words = np.arange(1, 9, dtype=np.uint32).reshape(2, 4)
+    out = np.empty(8, np.uint32)
+    numpy_kernels.raw(out, 0, 0, 0, words=words)
+    assert out.tolist() == list(range(1, 9))
+    native = peers_native()
+    if native is not None:
+        got = np.empty(8, np.uint32)
+        native.raw(got, 0, 0, 0, words=words)
+        assert got.tolist() == out.tolist()

@@ -51,9 +51,8 @@ void raw(py::array out, uint64_t key, uint64_t lo, uint64_t hi, const py::object
 
 // The output format named by `fmt` and the data of `out`, checked to match it.
 ascend_rand::FloatFormat float_output(py::array& out, const std::string& fmt, void** data) {
-  static constexpr py::ssize_t kFloatSize[] = {4, 8, 2, 2};  // FloatFormat order
   const auto f = ascend_rand_bindings::float_format(fmt);
-  *data = output_data(out, kFloatSize[static_cast<int>(f)]);
+  *data = output_data(out, ascend_rand_bindings::float_item_size(f));
   return f;
 }
 

@@ -105,14 +105,10 @@ void check(const py::dtype& dtype, size_t n, int kernel, const py::tuple& p) {
     case Kernel::kUniform:
     case Kernel::kNormal:
     case Kernel::kTruncatedNormal: {
-      static constexpr py::ssize_t kFloatSize[] = {4, 8, 2, 2};  // FloatFormat order
-      static_assert(std::size(kFloatSize) == size_t{ascend_rand::kFloatFormatCount},
-                    "a size for every format");
-      const int f = integer(p, 0);
-      if (f < 0 || f >= ascend_rand::kFloatFormatCount)
-        throw py::value_error("philox_draw: unknown float format code");
+      const auto f = format(integer(p, 0));  // a ValueError for an unknown code
       // bfloat16 (ml_dtypes) is a kind-'V' dtype without fields.
-      ok = size == kFloatSize[f] && (kind == 'f' || (kind == 'V' && !dtype.has_fields()));
+      ok = size == ascend_rand_bindings::float_item_size(f) &&
+           (kind == 'f' || (kind == 'V' && !dtype.has_fields()));
       if (k == Kernel::kNormal &&
           (integer(p, 1) < 0 || integer(p, 1) >= ascend_rand::kNormalMethodCount))
         throw py::value_error("philox_draw: unknown normal method code");

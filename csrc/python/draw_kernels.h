@@ -39,6 +39,12 @@ struct DrawParams {
 void run_kernel(ascend_rand::Kernel k, void* out, size_t n, int itemsize, const DrawParams& p,
                 const ascend_rand::DrawWords& w, size_t words);
 
+// The bytes of one element of a float format (its output's item size).
+inline int float_item_size(ascend_rand::FloatFormat fmt) {
+  using ascend_rand::FloatFormat;
+  return fmt == FloatFormat::kFloat64 ? 8 : fmt == FloatFormat::kFloat32 ? 4 : 2;
+}
+
 // The float format and normal method named as the kernel table's string arguments, with
 // a ValueError for an unknown name ("float32" ... in FloatFormat's order).
 ascend_rand::FloatFormat float_format(const std::string& name);
