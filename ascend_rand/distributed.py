@@ -12,7 +12,11 @@ rank does its local work first (its arguments, the root, its fingerprints),
 and the first exchange carries a validity flag, so a rank that fails still
 takes part in it.  Then every rank raises: that rank its own error, the
 others ``PeerError`` naming it.  No rank is left waiting in a collective
-that another rank never reached.
+that another rank never reached.  Every exchange is tagged with the call it
+belongs to (in its first word, beside the flag), so ranks in different calls
+(one skipped ``init_seeds`` and is in ``check_consistency`` while the others
+seed) each raise ``PeerError`` naming which ranks called what, instead of
+reading each other's rows as data.
 
 The same code runs on gloo (CPU), NCCL (CUDA) and HCCL (Ascend, with
 ``torch_npu`` imported): the small tensors the collectives exchange live where
@@ -29,7 +33,8 @@ Cost, for a group of W ranks each holding k named streams:
   8 * (K + 2) bytes per rank; only when the ranks' sets of stream names
   differ, one more ``all_gather_object`` of the name lists, to name the
   streams in the error; in independent mode, only when a key occurs on two
-  ranks, one more all_gather of 8 * K bytes (the fingerprints).
+  ranks, one more all_gather of 8 * (K + 1) bytes (its tag and the
+  fingerprints).
 """
 
 import hashlib
@@ -44,9 +49,39 @@ __all__ = ["ConsistencyError", "PeerError", "check_consistency", "init_seeds", "
 # The mode as it travels in a collective; 0 marks a rank with no manager installed.
 _NO_MANAGER = 0
 _MODE_CODE = {"sync": 1, "independent": 2}
-# A rank's validity flag, the first word it sends in every collective call.
+# A rank's validity flag, in the low byte of the first word of a call's first exchange.
 _OK, _REFUSED, _ABSENT = 0, 1, 2
 _MODE_OF_CODE = {code: mode for mode, code in _MODE_CODE.items()}
+
+# Every exchange's first word carries, above its low byte, a 56-bit tag naming the call and
+# the exchange it belongs to.  A rank that skipped a call meets its peers in another one
+# whose tensors have the same size (init_seeds and check_consistency's first exchange are
+# both 32 bytes): without the tag, each would read the other's row as its own data.
+_TAG_MASK = ~0xFF & (2**64 - 1)
+_FOREIGN = "a collective that is not ascend_rand.distributed's"
+
+
+def _exchange_tag(exchange):
+    """The tag of ``exchange``: SHA-256 of its name, 7 bytes LE, shifted past the low byte.
+
+    >>> tag = _exchange_tag("init_seeds")
+    >>> tag & 0xFF, tag != _exchange_tag("check_consistency")
+    (0, True)
+    """
+    digest = hashlib.sha256(b"ascend_rand.distributed:" + exchange.encode("utf-8")).digest()
+    return int.from_bytes(digest[:7], "little") << 8
+
+
+# What each exchange is, as an error names it: a call's first exchange is the call itself.
+_EXCHANGES = {
+    "init_seeds": "init_seeds",
+    "check_consistency": "check_consistency",
+    "check_consistency streams": "check_consistency (its exchange of streams)",
+    "check_consistency positions": "check_consistency (its exchange of positions)",
+    "check_consistency names": "check_consistency (its exchange of stream names)",
+}
+_TAG = {exchange: _exchange_tag(exchange) for exchange in _EXCHANGES}
+_EXCHANGE_OF_TAG = {tag: _EXCHANGES[exchange] for exchange, tag in _TAG.items()}
 
 # Backends whose collectives take host tensors, and the device type of the others.
 _HOST_BACKENDS = ("gloo", "mpi", "ucc")
@@ -76,10 +111,13 @@ class ConsistencyError(RuntimeError):
 
 
 class PeerError(RuntimeError):
-    """Other ranks of the group refused a collective call, so this rank raises too.
+    """Other ranks of the group refused a collective call, or are in another one, so this
+    rank raises too.
 
-    ``ranks`` lists them (group ranks); each raised its own error, which says why.
-    No rank waits for them: every rank of the group raises from the same call.
+    ``ranks`` lists them (group ranks).  A rank that refused raised its own error,
+    which says why; ranks in another call (one that skipped ``init_seeds``, say)
+    are named with the call each made, and raise ``PeerError`` too.  No rank
+    waits for them: every rank of the group raises from the same exchange.
 
     >>> from ascend_rand.distributed import PeerError
     >>> err = PeerError("init_seeds: rank 1 of 2 refused the call ...", [1])
@@ -101,6 +139,29 @@ def _refused_elsewhere(call, flags, world, what):
     return PeerError(f"{call}: {_ranks(refusing)} of {world} {verb} the call ({what}); "
                      "every rank of the group raises, and that rank's own error says why",
                      refusing)
+
+
+def _out_of_step(call, exchange, tags, world):
+    """A PeerError naming the ranks whose row belongs to another exchange than ``exchange``
+    (``tags``: every rank's tag), or None when every rank is in it.
+
+    Every rank that met the others' rows raises it from the same exchange, so none is
+    left waiting in the rest of its call; the message, but for ``call``, is the same on
+    every rank.
+    """
+    mine = _TAG[exchange]
+    others = [r for r, t in enumerate(tags) if t != mine]
+    if not others:
+        return None
+    by_exchange = {}
+    for r, t in enumerate(tags):
+        by_exchange.setdefault(_EXCHANGE_OF_TAG.get(t, _FOREIGN), []).append(r)
+    listed = ", ".join(f"{_ranks(rs)} called {what}"
+                       for what, rs in sorted(by_exchange.items(), key=lambda item: item[1]))
+    return PeerError(f"{call}: the {world} ranks of the group are in different collective "
+                     f"calls: {listed}; no rank read another call's data, and every rank "
+                     "raises (init_seeds and check_consistency are collectives: call them on "
+                     "every rank of the group, in the same order)", others)
 
 
 def _entropy_root():
@@ -196,14 +257,21 @@ def _as_int64(values):
     return np.array(values, dtype=np.uint64).view(np.int64)
 
 
-def _all_gather_u64(dist, group, world, values, device):
-    """Every rank's ``values`` (uint64, the same length on every rank) as a (world, n) uint64 array."""
+def _all_gather_u64(dist, group, world, values, device, exchange):
+    """Every rank's ``values`` (uint64, the same length on every rank) as a (world, n) uint64
+    array, and every rank's tag (``_TAG``): ``exchange``'s tag is or-ed into the first word,
+    whose low byte (a flag, a mode) is the caller's, and taken out of it again."""
     import torch
 
+    values = [int(v) for v in values]
+    values[0] |= _TAG[exchange]
     mine = torch.from_numpy(_as_int64(values)).to(device)
     parts = [torch.empty_like(mine) for _ in range(world)]
     dist.all_gather(parts, mine, group=group)
-    return np.stack([p.cpu().numpy() for p in parts]).view(np.uint64)
+    gathered = np.stack([p.cpu().numpy() for p in parts]).view(np.uint64)
+    tags = [int(w) & _TAG_MASK for w in gathered[:, 0]]
+    gathered[:, 0] &= np.uint64(0xFF)
+    return gathered, tags
 
 
 def init_seeds(root_seed=None, mode="sync", group=None, device=None):
@@ -225,7 +293,9 @@ def init_seeds(root_seed=None, mode="sync", group=None, device=None):
     waiting: a rank whose arguments are refused (or whose rank 0 cannot draw
     a root) still takes part in the exchange, flagged, then raises its own
     ValueError or TypeError while every other rank raises ``PeerError``
-    naming it; nothing is installed on any rank.
+    naming it; nothing is installed on any rank.  Nor does a rank that
+    skipped this call and is in ``check_consistency`` meanwhile: every rank,
+    in either call, raises ``PeerError`` naming which ranks called what.
 
     After ``torch.distributed.init_process_group``, ``init_seeds(1234).generator("dropout")``
     gives every rank the same numbers, those of
@@ -270,11 +340,13 @@ def init_seeds(root_seed=None, mode="sync", group=None, device=None):
         mine = [_OK, int(given is not None), 0 if proposal is None else proposal, _MODE_CODE[mode]]
     else:
         mine = [_REFUSED, 0, 0, 0]
-    gathered = _all_gather_u64(dist, group, world, mine, device_of_group)
+    gathered, tags = _all_gather_u64(dist, group, world, mine, device_of_group, "init_seeds")
     if refused is not None:
         raise refused
-    elsewhere = _refused_elsewhere("init_seeds", [int(f) for f in gathered[:, 0]], world,
-                                   "its arguments, or rank 0's root")
+    # A flag means something only among ranks in the same call: compare the calls first.
+    elsewhere = (_out_of_step("init_seeds", "init_seeds", tags, world)
+                 or _refused_elsewhere("init_seeds", [int(f) for f in gathered[:, 0]], world,
+                                       "its arguments, or rank 0's root"))
     if elsewhere is not None:
         raise elsewhere
     gathered = gathered[:, 1:]
@@ -434,13 +506,15 @@ def check_consistency(name=None, group=None):
     draws overlap).  Every rank raises the same ConsistencyError naming the
     streams and ranks; ranks with no manager installed make every rank raise
     RuntimeError, and a rank that fails before the exchange raises its own
-    error while the others raise ``PeerError`` naming it.
+    error while the others raise ``PeerError`` naming it.  A rank here while
+    others are in ``init_seeds`` (it skipped that call) makes every rank, in
+    either call, raise ``PeerError`` naming which ranks called what.
 
     Cost: one all_gather of 32 bytes (flag, k, group) and one of 8 * (K + 2)
     bytes per rank, K the largest number of streams on a rank; when the
     ranks' name lists differ, one all_gather_object of the lists as well;
     in independent mode, when a key occurs on two ranks, one all_gather of
-    8 * K bytes (the fingerprints).
+    8 * (K + 1) bytes (its tag and the fingerprints).
 
     Returns ``{"mode", "world_size", "names", "bytes_per_rank"}``: the names
     this rank checked and the bytes it sent in the all_gather.
@@ -488,13 +562,15 @@ def check_consistency(name=None, group=None):
         except Exception as err:  # whatever it is, the other ranks must hear of it
             refused = err
     flag = _REFUSED if refused is not None else _ABSENT if manager is None else _OK
-    first = _all_gather_u64(dist, group, world, [flag, len(names), identity, size],
-                            _collective_device(group))
+    first, tags = _all_gather_u64(dist, group, world, [flag, len(names), identity, size],
+                                  _collective_device(group), "check_consistency")
     if refused is not None:
         raise refused
     flags = [int(f) for f in first[:, 0]]
-    elsewhere = _refused_elsewhere("check_consistency", flags, world,
-                                   "its stream name, or its streams' states")
+    # Before the flags: a rank that skipped init_seeds meets its peers' init_seeds here.
+    elsewhere = (_out_of_step("check_consistency", "check_consistency", tags, world)
+                 or _refused_elsewhere("check_consistency", flags, world,
+                                       "its stream name, or its streams' states"))
     if elsewhere is not None:
         raise elsewhere
     absent = [r for r in range(world) if flags[r] == _ABSENT]
@@ -511,7 +587,11 @@ def check_consistency(name=None, group=None):
     width = max(int(first[r, 1]) for r in mates)
     device = _collective_device(checked)
     row = [mode_code, _names_digest(names)] + sent + [0] * (width - len(names))
-    gathered = _all_gather_u64(dist, checked, world, row, device)
+    gathered, tags = _all_gather_u64(dist, checked, world, row, device,
+                                     "check_consistency streams")
+    elsewhere = _out_of_step("check_consistency", "check_consistency streams", tags, world)
+    if elsewhere is not None:
+        raise elsewhere
 
     codes = [int(c) for c in gathered[:, 0]]
     if len(set(codes)) > 1:
@@ -527,17 +607,27 @@ def check_consistency(name=None, group=None):
         names_per_rank = [names] * world
     else:
         # Only the digests travelled; fetch the lists themselves to name the streams.
-        names_per_rank = [None] * world
-        dist.all_gather_object(names_per_rank, names, group=checked)
+        tagged = [None] * world
+        dist.all_gather_object(tagged, (_TAG["check_consistency names"], names), group=checked)
+        elsewhere = _out_of_step("check_consistency", "check_consistency names",
+                                 [_tag_of_object(t) for t in tagged], world)
+        if elsewhere is not None:
+            raise elsewhere
+        names_per_rank = [t[1] for t in tagged]
     sent_per_rank = [[int(v) for v in gathered[r, 2:2 + len(names_per_rank[r])]]
                      for r in range(world)]
     if mode == "sync":
         problems = _find_problems(mode, names_per_rank, sent_per_rank)
     elif _key_on_two_ranks(sent_per_rank):
         # Rare: tell equal positions (the same numbers) from overlapping ones.
-        more = _all_gather_u64(dist, checked, world, fingerprints + [0] * (width - len(names)),
-                               device)
-        fingerprints_per_rank = [[int(v) for v in more[r, :len(names_per_rank[r])]]
+        # The first word is the tag alone: a fingerprint has no spare bits to carry it.
+        more, tags = _all_gather_u64(dist, checked, world,
+                                     [0] + fingerprints + [0] * (width - len(names)), device,
+                                     "check_consistency positions")
+        elsewhere = _out_of_step("check_consistency", "check_consistency positions", tags, world)
+        if elsewhere is not None:
+            raise elsewhere
+        fingerprints_per_rank = [[int(v) for v in more[r, 1:1 + len(names_per_rank[r])]]
                                  for r in range(world)]
         problems = _find_problems(mode, names_per_rank, fingerprints_per_rank, sent_per_rank)
     else:
@@ -547,6 +637,14 @@ def check_consistency(name=None, group=None):
                                + "; ".join(problems), problems)
     return {"mode": mode, "world_size": world, "names": tuple(names),
             "bytes_per_rank": 8 * (width + 2)}
+
+
+def _tag_of_object(tagged):
+    """The tag of a rank's (tag, names) in check_consistency's all_gather_object; 0 for
+    another object (another call's)."""
+    if isinstance(tagged, tuple) and len(tagged) == 2 and isinstance(tagged[0], int):
+        return tagged[0]
+    return 0
 
 
 def _group_identity(dist, group):

@@ -1,4 +1,5 @@
-"""No rank left waiting, no consistency check that lies (issue 22, items 9 and 10; spec 7.4).
+"""No rank left waiting, no consistency check that lies (issue 22, items 9 and 10; issue 29,
+item 9; spec 7.4).
 
 One real 3-rank gloo group (torch.multiprocessing "spawn", env:// rendezvous
 on 127.0.0.1, a free port) runs every scenario of
@@ -7,11 +8,16 @@ records from every rank.  A collective call must agree or fail on every
 rank: the rank that refuses raises its own error, the others a PeerError
 naming it, and every call returns within seconds (a rank left waiting would
 sit until the group's 20 s timeout).  The whole group must finish within a
-minute.
+minute.  A second 3-rank group (OUT_OF_STEP_RANK) starts with no manager on
+any rank: there rank 1 skips init_seeds, and every rank, in either call, must
+name which ranks called what.
 """
 
+import os
 import pickle
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -194,6 +200,119 @@ def test_loaded_streams_compare_in_canonical_form(ranks):
                                      "bytes_per_rank": 32}
     rec = _same_error([g["drifted"] for g in got], "ConsistencyError")
     assert rec["problems"] == ["stream 'p' differs on rank 1 from ranks [0, 2]"]
+
+
+# -- issue 29, item 9 (G05): ranks in different calls ----------------------------------------------
+
+# One rank of a fresh group in which rank 1 skips init_seeds (the scenarios above seed every
+# rank early, so they cannot start with no manager anywhere).  Run as `python -c` in
+# tests/data: under the suite's importlib mode a spawned process cannot import a test module
+# by name, and there the program imports what this process imports.
+OUT_OF_STEP_RANK = """
+import os, pickle, sys, traceback
+from datetime import timedelta
+from distributed_failure_scenarios import ROOT, TIMEOUT_SECONDS, WORLD, _attempt
+rank, port, out_dir = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(rank),
+                  WORLD_SIZE=str(WORLD))
+results = {}
+try:
+    import torch.distributed as dist
+    import ascend_rand.distributed as ard
+    dist.init_process_group("gloo", init_method="env://",
+                            timeout=timedelta(seconds=TIMEOUT_SECONDS))
+    # Rank 1 checks while ranks 0 and 2 seed: both calls' first exchanges are 32 bytes.
+    results["check_while_others_seed"] = _attempt(
+        ard.check_consistency if rank == 1 else lambda: ard.init_seeds(ROOT))
+    results["kept_no_manager"] = ard._MANAGER is None
+    # Every rank seeded now; rank 1 seeds again while ranks 0 and 2 check.
+    ard.init_seeds(ROOT).generator("x").random(4)
+    results["seed_while_others_check"] = _attempt(
+        (lambda: ard.init_seeds(ROOT)) if rank == 1 else ard.check_consistency)
+
+    def in_step():
+        ard.init_seeds(ROOT).generator("x").random(4)
+        return ard.check_consistency()
+    results["in_step_after"] = _attempt(in_step)
+    dist.destroy_process_group()
+except BaseException:  # the test process reports it
+    results["crash"] = traceback.format_exc()
+with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as f:
+    pickle.dump(results, f)
+"""
+
+
+@pytest.fixture(scope="module")
+def out_of_step(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("out_of_step")
+    port = _free_port()
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+    procs = [subprocess.Popen([sys.executable, "-c", OUT_OF_STEP_RANK, str(r), str(port),
+                               str(out_dir)], cwd=data, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+             for r in range(WORLD)]
+    deadline = time.monotonic() + JOIN_SECONDS
+    hung, errs = [], []
+    for r, p in enumerate(procs):
+        try:
+            errs.append(p.communicate(timeout=max(0.1, deadline - time.monotonic()))[1])
+        except subprocess.TimeoutExpired:
+            hung.append(r)
+            p.kill()
+            errs.append(p.communicate()[1])
+    assert not hung, f"ranks {hung} of {WORLD} were still running after {JOIN_SECONDS} s"
+    records = []
+    for r, p in enumerate(procs):
+        path = out_dir / f"rank{r}.pkl"
+        assert path.exists(), f"rank {r} wrote no results (exit code {p.returncode}):\n{errs[r]}"
+        with open(path, "rb") as f:
+            rec = pickle.load(f)
+        assert "crash" not in rec, f"rank {r} crashed:\n{rec['crash']}"
+        records.append(rec)
+    return records
+
+
+def _out_of_step_message(call, listed):
+    return (f"{call}: the {WORLD} ranks of the group are in different collective calls: "
+            f"{listed}; no rank read another call's data, and every rank raises (init_seeds "
+            "and check_consistency are collectives: call them on every rank of the group, "
+            "in the same order)")
+
+
+def test_a_rank_that_skipped_init_seeds_is_named_on_every_rank(out_of_step):
+    recs = _records(out_of_step, "check_while_others_seed")
+    # Before: ranks 0 and 2 read rank 1's check_consistency row as a seed (KeyError: 0).
+    listed = "ranks [0, 2] called init_seeds, rank 1 called check_consistency"
+    for r in (0, 2):
+        assert recs[r]["error"] == "PeerError", recs[r]
+        assert recs[r]["ranks"] == [1]
+        assert recs[r]["message"] == _out_of_step_message("init_seeds", listed)
+    assert recs[1]["error"] == "PeerError", recs[1]
+    assert recs[1]["ranks"] == [0, 2]
+    assert recs[1]["message"] == _out_of_step_message("check_consistency", listed)
+    assert all(rec["kept_no_manager"] for rec in out_of_step)  # nothing installed
+
+
+def test_a_rank_seeding_while_the_others_check_is_named_on_every_rank(out_of_step):
+    recs = _records(out_of_step, "seed_while_others_check")
+    listed = "ranks [0, 2] called check_consistency, rank 1 called init_seeds"
+    for r in (0, 2):
+        assert recs[r]["error"] == "PeerError" and recs[r]["ranks"] == [1], recs[r]
+        assert recs[r]["message"] == _out_of_step_message("check_consistency", listed)
+    assert recs[1]["error"] == "PeerError" and recs[1]["ranks"] == [0, 2], recs[1]
+    assert recs[1]["message"] == _out_of_step_message("init_seeds", listed)
+
+
+def test_ranks_in_different_calls_leave_the_group_in_step(out_of_step):
+    for rec in _records(out_of_step, "in_step_after"):
+        assert _value(rec) == {"mode": "sync", "world_size": WORLD, "names": ("x",),
+                               "bytes_per_rank": 24}
+
+
+def test_every_exchange_has_its_own_tag_clear_of_the_flag_byte():
+    tags = list(ard._TAG.values())
+    assert len(set(tags)) == len(tags) == 5
+    assert all(t & 0xFF == 0 and 0 < t < 2**64 for t in tags)
 
 
 # -- in this process ------------------------------------------------------------------------------
