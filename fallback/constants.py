@@ -41,10 +41,12 @@ PHILOX_FLAGS = 7
 PHILOX_SLOTS = 8
 
 # The FLAGS slot (docs/spec.md 2.6): bit 0 EXHAUSTED (offset 2**64: every word was read, the
-# position stored as offset 0); bits 1..63 count the words numpy asked the capsule for after
-# that, PAST_END_WORD each.
+# position stored as offset 0); bits 1..62 count the words numpy asked the capsule for after
+# that, PAST_END_WORD each; bit 63 DEVICE (graph-safe mode: the state is on a device,
+# ascend_rand/torch/graph_state.py, and the host refuses to draw from it).
 PHILOX_EXHAUSTED = 1
 PHILOX_PAST_END_WORD = 2
+PHILOX_DEVICE = 0x8000000000000000
 
 # The retry region (docs/spec.md 5.2): a rejected element i of the draw at counter C redraws
 # from block R(i, a) = C + BASE + i * 2**SHIFT + a, attempt a < BLOCKS.

@@ -236,7 +236,8 @@ def test_threads_sharing_a_philox_engine_word_interface(busy_switching):
     table = {row.tobytes(): k for k, row in enumerate(words)}
     assert len(table) == total
     assert_one_each(positions_of(got, {"random_raw": table}), total)
-    assert engine.state == {"engine": "philox", "seed": SEED, "offset": 0, "words": n * total}
+    assert engine.state == {"engine": "philox", "seed": SEED, "offset": 0, "words": n * total,
+                            "bit_generator": "Philox"}
 
 
 # -- fork and the native thread pool -------------------------------------------------------------

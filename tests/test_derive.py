@@ -118,7 +118,8 @@ def test_philox_spawn_keys_children_and_numbers_on():
     assert [k.seed for k in kids] == [reference(99, i) for i in range(3)]
     assert [k.seed for k in e.spawn(2)] == [reference(99, 3), reference(99, 4)]
     assert e.spawn(0) == []
-    assert e.state == {"engine": "philox", "seed": 99, "offset": 0, "spawned": 5}
+    assert e.state == {"engine": "philox", "seed": 99, "offset": 0, "spawned": 5,
+                       "bit_generator": "Philox"}
     grandchild = kids[1].spawn(1)[0]
     assert grandchild.seed == reference(99, 1, 0)  # a tree of spawns is a path of tags
     # The parent's own stream is untouched by spawning.

@@ -27,7 +27,8 @@ needs_native = peers.needs_native  # numpy's bitgen capsule needs the native cor
 LAST = 2**64 - 1
 STREAM_WORDS = 2**130
 SEED = 7
-EXHAUSTED = {"engine": "philox", "seed": SEED, "offset": 2**64}
+# an engine's state, numpy's 'bit_generator' key included (docs/spec.md 2.6)
+EXHAUSTED = {"engine": "philox", "seed": SEED, "offset": 2**64, "bit_generator": "Philox"}
 # the stream's last 4 words (counter (2**64 - 1, 2**64 - 1)) and its first 4
 LAST_WORDS = stateless.raw(4, key=SEED, counter=(LAST, LAST)).tolist()
 FIRST_WORDS = stateless.raw(4, key=SEED).tolist()
@@ -106,7 +107,8 @@ def test_random_raw_refuses_more_words_than_remain():
 
 def test_random_raw_reads_exactly_up_to_the_end():
     e = at_end(4)
-    assert e.state == {"engine": "philox", "seed": SEED, "offset": LAST, "words": 2**66 - 4}
+    assert e.state == {"engine": "philox", "seed": SEED, "offset": LAST, "words": 2**66 - 4,
+                       "bit_generator": "Philox"}
     assert e.random_raw(4).tolist() == LAST_WORDS
     assert e.state == EXHAUSTED
 

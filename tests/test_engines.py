@@ -53,11 +53,11 @@ def test_generator_seed_equals_generator_of_engine(backend):
 
 def test_philox_state_is_seed_and_offset():
     e = ar.Philox(2**64 - 1)
-    assert e.state == {"engine": "philox", "seed": 2**64 - 1, "offset": 0}
+    assert e.state == {"engine": "philox", "seed": 2**64 - 1, "offset": 0, "bit_generator": "Philox"}
     g = ar.Generator(engine=e)
     g.random(10)
     g.random(1)
-    assert e.state == {"engine": "philox", "seed": 2**64 - 1, "offset": 2}
+    assert e.state == {"engine": "philox", "seed": 2**64 - 1, "offset": 2, "bit_generator": "Philox"}
     twin = engines.from_state(e.state)
     assert ar.Generator(engine=twin).random(5).tobytes() == g.random(5).tobytes()
 
@@ -126,7 +126,7 @@ def test_mt19937_state_carries_the_generator_fields():
     g = ar.Generator(engine=e)
     g.normal(size=5)
     s = e.state
-    assert set(s) == {"engine", "streams", "key", "pos", "retry_key", "offset"}
+    assert set(s) == {"engine", "streams", "key", "pos", "retry_key", "offset", "bit_generator"}
     assert s["offset"] == 1
     # an old-style state (no retry_key/offset) is accepted: derived key, offset 0
     old = {k: s[k] for k in ("engine", "streams", "key", "pos")}
@@ -194,7 +194,8 @@ def test_numpy_and_our_generator_share_one_position():
     assert (e.random_raw(2) == legacy_mt(77).random_raw(12)[10:]).all()
     p = ar.Philox(1)
     np.random.Generator(p).random(1, dtype=np.float32)
-    assert p.state == {"engine": "philox", "seed": 1, "offset": 0, "words": 1}
+    assert p.state == {"engine": "philox", "seed": 1, "offset": 0, "words": 1,
+                       "bit_generator": "Philox"}
     assert ar.Generator(engine=p).raw(2).tolist() == stateless.raw(2, 1, (0, 1)).tolist()
 
 

@@ -29,6 +29,30 @@ def entropy_words(count):
     return [int.from_bytes(raw[4 * i:4 * i + 4], "little") for i in range(count)]
 
 
+# The key numpy's BitGenerator protocol puts in every state dict: the bit generator's
+# name, which numpy's RandomState reads in get_state (docs/spec.md 2.6).
+NUMPY_NAME = "bit_generator"
+
+
+def _numpy_format(state):
+    """True for numpy's own state dict: ``'bit_generator'`` and no ``'engine'`` (an
+    engine's own dict may carry ``'bit_generator'`` too, beside ``'engine'``)."""
+    return NUMPY_NAME in state and "engine" not in state
+
+
+def _check_numpy_name(state, numpy_name):
+    """An engine's own dict that carries ``'bit_generator'`` names this engine with it."""
+    if NUMPY_NAME in state and state[NUMPY_NAME] != numpy_name:
+        raise ValueError(f"state[{NUMPY_NAME!r}] must be {numpy_name!r} (this engine's name "
+                         f"to numpy), got {state[NUMPY_NAME]!r}")
+
+
+def own_state(state):
+    """``state`` without numpy's ``'bit_generator'`` key (a new dict): the form a
+    Generator's ``state`` and a SeedManager checkpoint keep (docs/spec.md 2.6)."""
+    return {k: v for k, v in state.items() if k != NUMPY_NAME}
+
+
 def _spawned_of(state):
     """A state dict's optional ``"spawned"`` count, checked (0 when absent)."""
     spawned = _validate.integer(state.get("spawned", 0), "state['spawned']")
@@ -49,6 +73,7 @@ class Engine:
     """
 
     name = None
+    numpy_name = None  # state['bit_generator']: the engine's name to numpy (docs/spec.md 2.6)
     # A plan's kernel -> the kernel this engine's words take instead, where its
     # conversion differs from the stream's (MT19937: numpy's uniforms, spec 6.3).
     conversions = {}
@@ -110,7 +135,7 @@ class Engine:
         >>> e = ar.Philox(7)
         >>> _ = ar.Generator(engine=e).random(3)
         >>> e.state
-        {'engine': 'philox', 'seed': 7, 'offset': 1}
+        {'engine': 'philox', 'seed': 7, 'offset': 1, 'bit_generator': 'Philox'}
         """
         raise NotImplementedError
 

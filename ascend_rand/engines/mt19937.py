@@ -23,9 +23,10 @@ from .. import _validate
 from ..backend import host_backend
 from ..backend import resolve as resolve_backend
 from ..fallback import mt19937 as _numpy_mt
-from .base import Engine, _spawned_of, entropy_words
+from .base import NUMPY_NAME, Engine, _check_numpy_name, _numpy_format, _spawned_of, entropy_words
 
 ENGINE = "mt19937"
+NUMPY_BIT_GENERATOR = "MT19937"  # state['bit_generator']: numpy names a bit generator by its class
 WORDS = _numpy_mt.N  # 624 words of state per stream
 STREAM_STRIDE = _numpy_mt.STREAM_STRIDE  # 2**128 words between consecutive streams
 # 2.5 KiB of state and a jump of about 0.3 ms (native) per stream.
@@ -33,7 +34,8 @@ MAX_STREAMS = 1 << 16
 _U32_LIMIT = 1 << 32
 _U64_MASK = (1 << 64) - 1
 _STATE_KEYS = ("engine", "streams", "key", "pos")
-_GENERATOR_KEYS = ("retry_key", "offset", "spawned")  # optional in set_state: derived / 0 / 0
+# optional in set_state: derived / 0 / 0 / "MT19937" (numpy's key, docs/spec.md 2.6)
+_GENERATOR_KEYS = ("retry_key", "offset", "spawned", NUMPY_NAME)
 # Words converted per pass by ``random``: the temporaries stay in cache.
 _CHUNK = 1 << 14
 _RAW_DTYPES = ("uint32", "uint64")
@@ -190,6 +192,7 @@ class MT19937(Engine):
     """
 
     name = ENGINE
+    numpy_name = NUMPY_BIT_GENERATOR
     # The uniform conversions of MT19937 are numpy's (docs/spec.md section 6.3).
     conversions = {"uniform": "mt19937_uniform"}
 
@@ -480,7 +483,9 @@ class MT19937(Engine):
     @property
     def state(self):
         """``{"engine": "mt19937", "streams": S, "key": (S, 624) uint32 array, "pos": [S ints],
-        "retry_key", "offset"}`` (the last two: a Generator's retry region).
+        "retry_key", "offset"}`` (the last two: a Generator's retry region), and numpy's
+        ``"bit_generator": "MT19937"`` (numpy's RandomState reads it; a Generator's ``state``
+        leaves it out).
 
         >>> import ascend_rand as ar
         >>> s = ar.MT19937(5489).state
@@ -493,6 +498,7 @@ class MT19937(Engine):
                      "offset": self._offset}
             if self._spawned:
                 state["spawned"] = self._spawned
+            state[NUMPY_NAME] = NUMPY_BIT_GENERATOR
             return state
 
     def set_state(self, state):
@@ -516,7 +522,8 @@ class MT19937(Engine):
         """
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict with keys {_STATE_KEYS}, got {type(state).__name__}")
-        numpy_form = "bit_generator" in state  # numpy's MT19937 state (docs/spec.md 2.6)
+        # numpy's MT19937 state: 'bit_generator' without 'engine' (docs/spec.md 2.6)
+        numpy_form = _numpy_format(state)
         if numpy_form:
             state = _state_from_numpy(state)
         missing = [k for k in _STATE_KEYS if k not in state]
@@ -527,6 +534,7 @@ class MT19937(Engine):
             raise ValueError(f"state has unknown keys {extra}; expected {_STATE_KEYS + _GENERATOR_KEYS}")
         if state["engine"] != ENGINE:
             raise ValueError(f"state['engine'] must be {ENGINE!r}, got {state['engine']!r}")
+        _check_numpy_name(state, NUMPY_BIT_GENERATOR)
         streams = _validate.integer(state["streams"], "state['streams']")
         if not 1 <= streams <= MAX_STREAMS:
             raise ValueError(f"state['streams'] must be in [1, {MAX_STREAMS}], got {streams}")

@@ -25,17 +25,28 @@ from ..backend import resolve as resolve_backend
 # after that, docs/spec.md 2.6).
 from ..fallback.constants import (
     PHILOX_BLOCK as BLOCK, PHILOX_BUF01 as BUF01, PHILOX_BUF23 as BUF23,
-    PHILOX_EXHAUSTED as EXHAUSTED, PHILOX_FLAGS as FLAGS, PHILOX_INDEX as INDEX,
+    PHILOX_DEVICE as DEVICE, PHILOX_EXHAUSTED as EXHAUSTED, PHILOX_FLAGS as FLAGS, PHILOX_INDEX as INDEX,
     PHILOX_OFFSET as OFFSET, PHILOX_SEED as SEED, PHILOX_SLOTS as _SLOTS, PHILOX_VALID as VALID,
 )
-from .base import Engine, _spawned_of, entropy_words
+from .base import NUMPY_NAME, Engine, _check_numpy_name, _numpy_format, _spawned_of, entropy_words
 
 ENGINE = "philox"
+NUMPY_BIT_GENERATOR = "Philox"  # state['bit_generator']: numpy names a bit generator by its class
 ALGORITHM = "philox4x32_10"  # what counter_state names: Random123's Philox4x32-10
 _U64 = 1 << 64
 _WORDS_PER_OFFSET = 1 << 66  # 2**64 blocks of 4 words
 _STREAM_WORDS = _U64 * _WORDS_PER_OFFSET  # 2**130: the word interface's whole stream
 _STATE_KEYS = ("engine", "seed", "offset")
+
+
+def _on_device(engine):
+    """The refusal of a host draw while the state is on a device (graph-safe mode)."""
+    ds = getattr(engine, "_graph_state", None)
+    where = f" on {ds.device}" if ds is not None else ""
+    return RuntimeError(
+        f"this Generator is in graph-safe mode{where}: its state lives on the device, so a "
+        f"draw on the host would use the offsets the device draws from; draw on the "
+        f"device, or close() the mode (ascend_rand.torch.graph_safe) first")
 
 
 class Philox(Engine):
@@ -46,10 +57,11 @@ class Philox(Engine):
     >>> ar.Generator(engine=e).random(2).tolist() == ar.Generator(1234).random(2).tolist()
     True
     >>> e.state
-    {'engine': 'philox', 'seed': 1234, 'offset': 1}
+    {'engine': 'philox', 'seed': 1234, 'offset': 1, 'bit_generator': 'Philox'}
     """
 
     name = ENGINE
+    numpy_name = NUMPY_BIT_GENERATOR
 
     def __init__(self, seed=None):
         super().__init__()
@@ -81,8 +93,12 @@ class Philox(Engine):
 
     @_exhausted.setter
     def _exhausted(self, value):
-        # a new position: no words handed out past the end since (the count is not state)
-        self._slots[FLAGS] = EXHAUSTED if value else 0
+        # a new position: no words handed out past the end since (the count is not state;
+        # the engine's lock reports only a count that grew while it was held, so this reset,
+        # made under it, is never read as numpy's words past the end: docs/spec.md 2.6)
+        # (DEVICE stays: a new position set in graph-safe mode is the host's, which load()
+        # sends to the device; until the mode is left the host draws nothing)
+        self._slots[FLAGS] = (EXHAUSTED if value else 0) | (self._slots[FLAGS] & DEVICE)
 
     # -- state --------------------------------------------------------------------------------
 
@@ -125,13 +141,14 @@ class Philox(Engine):
     def state(self):
         """``{"engine": "philox", "seed", "offset"}``, plus ``"words"`` when the word
         interface stopped inside subsequence ``offset`` and ``"spawned"`` when
-        ``spawn`` handed out children.
+        ``spawn`` handed out children, and numpy's ``"bit_generator": "Philox"``
+        (numpy's RandomState reads it; a Generator's ``state`` leaves it out).
 
         >>> import ascend_rand as ar
         >>> e = ar.Philox(7)
         >>> _ = e.random_raw(6)
         >>> e.state
-        {'engine': 'philox', 'seed': 7, 'offset': 0, 'words': 6}
+        {'engine': 'philox', 'seed': 7, 'offset': 0, 'words': 6, 'bit_generator': 'Philox'}
         """
         with self.lock:
             state = {"engine": ENGINE, "seed": self.seed, "offset": self.offset}
@@ -139,11 +156,13 @@ class Philox(Engine):
                 state["words"] = self.words
             if self._spawned:
                 state["spawned"] = self._spawned
+            state[NUMPY_NAME] = NUMPY_BIT_GENERATOR
             return state
 
     def set_state(self, state):
         """Restore a ``state`` dict (keys ``engine``, ``seed``, ``offset``; optional
-        ``words``, ``spawned``), checking each value.
+        ``words``, ``spawned`` and ``bit_generator``, which must be "Philox"), checking
+        each value.  From any state, an exhausted one included: reseeding is the way on.
 
         >>> import ascend_rand as ar
         >>> e = ar.Philox(7)
@@ -157,18 +176,19 @@ class Philox(Engine):
         """
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict with keys {_STATE_KEYS}, got {type(state).__name__}")
-        if "bit_generator" in state:  # numpy's format (docs/spec.md 2.6)
+        if _numpy_format(state):  # numpy's own state dict, no 'engine' (docs/spec.md 2.6)
             raise ValueError(
-                f"state is numpy's {state['bit_generator']!r} state; numpy's Philox is Philox4x64 "
+                f"state is numpy's {state[NUMPY_NAME]!r} state; numpy's Philox is Philox4x64 "
                 "and this engine is Philox4x32-10, whose state is {'engine': 'philox', 'seed', "
                 "'offset'}")
         if state.get("engine") != ENGINE:
             raise ValueError(
                 f"state is for engine {state.get('engine')!r}, this engine is {ENGINE!r}")
+        _check_numpy_name(state, NUMPY_BIT_GENERATOR)
         missing = [k for k in _STATE_KEYS if k not in state]
         if missing:
             raise ValueError(f"state is missing the keys {missing}; got keys {sorted(state)}")
-        extra = sorted(set(state) - set(_STATE_KEYS) - {"words", "spawned"})
+        extra = sorted(set(state) - set(_STATE_KEYS) - {"words", "spawned", NUMPY_NAME})
         if extra:
             raise ValueError(
                 f"state has unknown keys {extra}; expected {_STATE_KEYS} (+ 'words', 'spawned')")
@@ -288,6 +308,8 @@ class Philox(Engine):
         """``reserve`` after the word interface read part of a subsequence, or at the end."""
         s = self._slots
         with self.lock:
+            if s[FLAGS] & DEVICE:
+                raise _on_device(self)
             if self._exhausted:
                 raise OverflowError(
                     "this generator has used all 2**64 offsets of its seed; reseed it")
@@ -323,6 +345,8 @@ class Philox(Engine):
         out = np.empty(shape, dtype=np.uint32)
         raw = resolve_backend("auto").kernel("raw")
         with self.lock:
+            if self._slots[FLAGS] & DEVICE:
+                raise _on_device(self)
             # docs/spec.md section 2.6: the stream ends after 2**130 words; a request
             # for more words than remain is refused whole, never wrapped to (0, 0).
             left = _STREAM_WORDS - self._position()

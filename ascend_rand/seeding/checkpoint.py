@@ -97,9 +97,11 @@ def _checks_of(state, streams):
 
 def _canonical(kind, name, engine_state):
     """The state ``kind``'s engine holds after ``set_state(engine_state)``; the engine's own
-    error, naming the stream, when it refuses it."""
+    error, naming the stream, when it refuses it.  In a Generator's keys (without numpy's
+    'bit_generator'): a checkpoint written before that key existed and one written since
+    load, and fingerprint, alike."""
     try:
-        return kind.from_state(engine_state).state
+        return engines.base.own_state(kind.from_state(engine_state).state)
     except (TypeError, ValueError) as err:
         raise type(err)(f"state['streams'][{name!r}]: {err}") from err
 

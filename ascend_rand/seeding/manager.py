@@ -276,10 +276,11 @@ class SeedManager:
         return engines.by_name(state["engine"]).stream_key(state)
 
     def _state_of(self, name):
-        """Stream ``name``'s engine state: the live engine's, or the canonical loaded one."""
+        """Stream ``name``'s engine state: the live engine's, or the canonical loaded one
+        (as a Generator's ``state``: without numpy's 'bit_generator', docs/spec.md 2.6)."""
         g = self._streams.get(stream_name(name))
         if g is not None:
-            return g.engine.state
+            return g.state
         if name in self._pending:
             return self._pending[name][1]
         raise KeyError(f"stream {name!r} was never handed out (streams: {list(self.names())})")

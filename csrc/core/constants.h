@@ -63,11 +63,13 @@ constexpr int kSlots = 8;
 }  // namespace philox_state
 
 // The FLAGS slot (docs/spec.md 2.6): bit 0 EXHAUSTED (offset 2**64: every word was read, the
-// position stored as offset 0); bits 1..63 count the words numpy asked the capsule for after
-// that, PAST_END_WORD each.
+// position stored as offset 0); bits 1..62 count the words numpy asked the capsule for after
+// that, PAST_END_WORD each; bit 63 DEVICE (graph-safe mode: the state is on a device,
+// ascend_rand/torch/graph_state.py, and the host refuses to draw from it).
 namespace philox_state {
 constexpr uint64_t kExhausted = 1ull;
 constexpr uint64_t kPastEndWord = 2ull;
+constexpr uint64_t kDevice = 0x8000000000000000ull;
 }  // namespace philox_state
 
 // The retry region (docs/spec.md 5.2): a rejected element i of the draw at counter C redraws

@@ -38,8 +38,9 @@ struct bitgen_t {
 // buffer valid, flags.  Word `index` of block `block` of subsequence `offset` is the word
 // of counter (block, offset) (docs/spec.md section 2.1); crossing 2^64 blocks carries into
 // offset.  kFlags: bit 0 kExhausted (offset 2^64: every word was read, the position stored
-// as offset 0, block 0, index 0); bits 1..63 count the words numpy asked for after that,
-// kPastEndWord each (docs/spec.md section 2.6, the end of the stream).
+// as offset 0, block 0, index 0); bits 1..62 count the words numpy asked for after that,
+// kPastEndWord each (docs/spec.md section 2.6, the end of the stream); bit 63 kDevice
+// (graph-safe mode, ascend_rand/torch/graph_state.py).
 using namespace ascend_rand::philox_state;
 
 // Filler word k (k = 1, 2, ...) handed to numpy past the end of the stream: not a
@@ -53,11 +54,15 @@ uint32_t past_end_word(uint64_t k) {
   return static_cast<uint32_t>(z ^ (z >> 31));
 }
 
+// The count of filler words handed out since the end: kFlags' bits 1..62 (bit 0 is
+// kExhausted, bit 63 kDevice, which says nothing of numpy's words).
+uint64_t past_end_words(uint64_t flags) { return (flags & ~kDevice) >> 1; }
+
 uint32_t philox_next_uint32(void* st) {
   auto* s = static_cast<uint64_t*>(st);
   if (s[kFlags] & kExhausted) {  // never the stream's start again (counter (0, 0))
     s[kFlags] += kPastEndWord;
-    return past_end_word(s[kFlags] >> 1);
+    return past_end_word(past_end_words(s[kFlags]));
   }
   if (!s[kValid]) {
     uint32_t w[4];
@@ -77,7 +82,7 @@ uint32_t philox_next_uint32(void* st) {
     if (++s[kBlock] == 0) {
       if (s[kOffset] == UINT64_MAX) {  // the stream's last word: philox.py's exhausted state
         s[kOffset] = 0;
-        s[kFlags] = kExhausted;
+        s[kFlags] = kExhausted | (s[kFlags] & kDevice);  // (graph-safe mode stays on)
       } else {
         ++s[kOffset];
       }
@@ -199,8 +204,11 @@ py::capsule mt_capsule(py::array key, py::array pos, py::array holder) {
 // the engine's threading.Lock: `acquire`, `release` and `locked` are that lock's
 // own methods (ascend_rand/backend/native.py's fast path calls them), and leaving
 // a `with` block in which filler words were handed out (the count in kFlags grew)
-// raises OverflowError (docs/spec.md section 2.6).  A raw C type: it runs around
-// every numpy draw, where a pybind11 method call would cost more than a small draw.
+// raises OverflowError (docs/spec.md section 2.6).  Only growth counts: a count
+// below the one at enter was reset under the lock (set_state, advance, a graph-safe
+// sync: a new position, which clears kFlags), and reseeding is the way out of an
+// exhausted engine, never an error.  A raw C type: it runs around every numpy draw,
+// where a pybind11 method call would cost more than a small draw.
 struct PhiloxLock {
   PyObject_HEAD
   PyObject* acquire;
@@ -212,7 +220,7 @@ struct PhiloxLock {
 
 uint64_t past_end_count(const PhiloxLock* self) {
   const auto* s = static_cast<const uint64_t*>(self->slots.buf);
-  return s[kFlags] >> 1;
+  return past_end_words(s[kFlags]);
 }
 
 // Only philox_lock() makes one (the type cannot be instantiated from Python); this
@@ -236,7 +244,9 @@ PyObject* lock_enter(PyObject* o, PyObject*) {
 PyObject* lock_exit(PyObject* o, PyObject* const* args, Py_ssize_t nargs) {
   auto* self = reinterpret_cast<PhiloxLock*>(o);
   if (!made(self)) return nullptr;
-  const uint64_t past = past_end_count(self) - self->past_end_at_enter;
+  // (unsigned: a reset to 0 under the lock would read as 2^64 - k words)
+  const uint64_t now = past_end_count(self);
+  const uint64_t past = now > self->past_end_at_enter ? now - self->past_end_at_enter : 0;
   PyObject* r = PyObject_CallNoArgs(self->release);
   if (!r) return nullptr;
   Py_DECREF(r);

@@ -45,6 +45,7 @@ constexpr NamedConstant kNamedConstants[] = {
     {"philox_slots", "slots", static_cast<uint64_t>(philox_state::kSlots)},
     {"philox_flags", "exhausted", static_cast<uint64_t>(philox_state::kExhausted)},
     {"philox_flags", "past_end_word", static_cast<uint64_t>(philox_state::kPastEndWord)},
+    {"philox_flags", "device", static_cast<uint64_t>(philox_state::kDevice)},
     {"retry", "base", static_cast<uint64_t>(kRetryBase)},
     {"retry", "shift", static_cast<uint64_t>(kRetryShift)},
     {"retry", "blocks", static_cast<uint64_t>(kRetryBlocks)},
