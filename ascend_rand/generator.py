@@ -123,18 +123,23 @@ class Generator:
 
     @property
     def state(self):
-        """The engine's state dict, which ``set_state`` restores exactly.
+        """The engine's state dict, which ``set_state`` restores exactly, in the library's
+        own keys: without numpy's ``'bit_generator'``, which ``engine.state`` adds for
+        numpy's RandomState (a Generator is not a numpy BitGenerator; docs/spec.md 2.6).
 
         >>> import ascend_rand as ar
         >>> g = ar.Generator(42)
         >>> _ = g.random(5)
         >>> g.state
         {'engine': 'philox', 'seed': 42, 'offset': 1}
+        >>> g.engine.state
+        {'engine': 'philox', 'seed': 42, 'offset': 1, 'bit_generator': 'Philox'}
         """
-        return self._engine.state
+        return engines.base.own_state(self._engine.state)
 
     def set_state(self, state):
-        """Put the engine back in ``state`` (a dict from ``state``): the draws then repeat.
+        """Put the engine back in ``state`` (a dict from ``state`` or ``engine.state``,
+        with or without numpy's ``'bit_generator'``): the draws then repeat.
 
         >>> import ascend_rand as ar
         >>> g = ar.Generator(42)
@@ -368,6 +373,48 @@ class Generator:
         ['x', 'z', 'x', 'z', 'x', 'y']
         """
         return self._draw(plan_choice(a, size, replace, p))
+
+
+class _Planner:
+    """Stands in for a Generator so that one of its methods runs up to its plan: the
+    method's own signature, argument checks and plan builder (the one dispatch helper),
+    with nothing reserved or drawn.  ``plan_of`` hands it to the method."""
+
+    __slots__ = ()
+    _backend = None
+
+    @staticmethod
+    def _small_draw(plan):
+        return plan
+
+    _draw = _small_draw
+
+
+_PLANNER = _Planner()
+
+
+def plan_of(name, /, *args, **kwargs):
+    """The plan ``Generator.<name>(*args, **kwargs)`` would draw, checked exactly as that
+    call checks it (the same TypeError and ValueError messages), reserving nothing: how
+    the torch operators and the graph-safe state take a draw's arguments (one check on
+    every path into a draw, docs/spec.md 2.2).
+
+    >>> from ascend_rand.generator import plan_of
+    >>> plan_of("uniform", -1.0, 1.0, size=4)
+    Plan('uniform', shape=(4,), dtype='float32', params=('float32', -1.0, 2.0, True), words=4)
+    >>> plan_of("normal", std=5.0, size=3)
+    Traceback (most recent call last):
+    ...
+    TypeError: Generator.normal() got an unexpected keyword argument 'std'
+    """
+    if name not in _PLANNED:
+        raise ValueError(f"plan_of: {name!r} is not a Generator draw; the draws are "
+                         f"{', '.join(_PLANNED)}")
+    return getattr(Generator, name)(_PLANNER, *args, **kwargs)
+
+
+_PLANNED = ("raw", "random", "uniform", "integers", "normal", "standard_normal",
+            "truncated_normal", "bernoulli", "dropout_mask", "permutation")
 
 
 # A Philox position counts words from counter (0, 0): offset * 2**66 + words (engines/philox.py).

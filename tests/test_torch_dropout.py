@@ -225,13 +225,16 @@ def test_gradient_is_torchs_rule_with_the_same_mask(mode, dtype):
     assert_same(to_numpy(gx), ar.apply_mask(to_numpy(grad), keep.numpy(), p))
 
 
-def test_double_backward_is_refused():
+@pytest.mark.parametrize("mode", ["packed", "regenerate"])
+def test_double_backward_is_the_same_mask_again(mode):
+    # (issue 29, G09) gx = D v is linear in v with the forward's mask D: d(sum gx)/dv = D 1
     x = torch.randn(10, dtype=torch.float64, requires_grad=True)
-    y = dropout(x, 0.5, generator=ar.Generator(1))
+    y = dropout(x, 0.5, generator=ar.Generator(1), mode=mode)
     v = torch.ones(10, dtype=torch.float64, requires_grad=True)  # gx then depends on v
     (gx,) = torch.autograd.grad(y, x, v, create_graph=True)
-    with pytest.raises(RuntimeError, match="once_differentiable|differentiate"):
-        gx.sum().backward()
+    gx.sum().backward()
+    d = (y.detach() != 0).double() * 2.0
+    assert torch.equal(gx.detach(), d) and torch.equal(v.grad, d)
 
 
 # -- what backward keeps ---------------------------------------------------------------------------

@@ -380,16 +380,61 @@ def test_one_mode_at_a_time_and_the_device_of_a_draw():
         ds.fill(plan_raw((1,), "uint32"), torch.empty(1, dtype=torch.uint32))
 
 
-def test_a_host_draw_while_lent_is_caught_and_load_restores():
+@pytest.mark.parametrize("backend", ["native", "numpy"])
+def test_a_host_draw_while_lent_is_refused_when_it_is_made(backend):
+    # (G08) The host draw is refused at once, on the native one-call path and the general
+    # path alike, and takes nothing: the next device draw and the sync are untouched.
+    g = ar.Generator(engine=ar.Philox(3), backend=backend)
+    ds = graph_safe(g, "cpu")
+    first = bits(draw(ds, plan_raw((4,), "uint32")))
+    for host_draw in (lambda: g.random(3), lambda: g.normal(size=2), lambda: g.integers(5),
+                      lambda: g.dropout_mask(8, 0.5), lambda: g.engine.random_raw(2)):
+        with pytest.raises(RuntimeError, match="graph-safe mode on cpu: its state lives"):
+            host_draw()
+    second = bits(draw(ds, plan_raw((4,), "uint32")))
+    np.testing.assert_array_equal(np.concatenate([first, second]), np.concatenate(
+        [bits(ar.stateless.raw(4, key=3, counter=(0, c))) for c in (0, 1)]))
+    ds.close()
+    assert g.state == {"engine": "philox", "seed": 3, "offset": 2}
+    assert g.random(2).tolist() == ar.stateless.uniform(2, key=3, counter=(0, 2)).tolist()
+
+
+def test_a_failing_sync_leaves_the_engine_past_every_device_offset():
+    # (G08) numpy's draws through the capsule cannot refuse: they are caught at the sync,
+    # which raises and leaves the engine past both sides' offsets, never behind the device.
+    g = ar.Generator(engine=ar.Philox(5))
+    ds = graph_safe(g, "cpu")
+    device_draws = [bits(draw(ds, plan_raw((4,), "uint32"))) for _ in range(3)]
+    np.random.Generator(g.engine).integers(0, 2**32, 4, dtype=np.uint32)  # offset 0 again
+    with pytest.raises(RuntimeError, match="host engine changed"):
+        ds.close()
+    assert graph_state.active(g) is None and g.offset == 3
+    later = bits(g.raw(12))
+    np.testing.assert_array_equal(later, bits(ar.stateless.raw(12, key=5, counter=(0, 3))))
+    assert not any(np.isin(d, later).all() for d in device_draws)
+
+
+def test_a_failing_close_in_a_with_block_keeps_the_users_exception():
+    g = ar.Generator(engine=ar.Philox(5))
+    with pytest.raises(KeyError, match="the user's own") as caught:
+        with graph_safe(g, "cpu") as ds:
+            draw(ds, plan_raw((4,), "uint32"))
+            np.random.Generator(g.engine).random()  # makes close() fail
+            raise KeyError("the user's own")
+    assert any("close() failed: RuntimeError: sync: the host engine changed" in note
+               for note in caught.value.__notes__)
+    assert graph_state.active(g) is None and g.offset == 1
+
+
+def test_set_state_while_lent_then_load_sends_it_to_the_device():
     g = generator_at(0)
     ds = graph_safe(g, "cpu")
     draw(ds, plan_raw((4,), "uint32"))
-    g.random(3)  # the host draws offset 0 again: the device drew it already
-    with pytest.raises(RuntimeError, match="host engine changed"):
-        ds.sync()
     # set_state (a checkpoint restored), then load(): the device state is the host's, in
-    # the same tensor (a captured graph keeps its address)
+    # the same tensor (a captured graph keeps its address); the host still draws nothing
     g.set_state({"engine": "philox", "seed": 3, "offset": 40})
+    with pytest.raises(RuntimeError, match="graph-safe mode"):
+        g.random(1)
     address = ds.state.data_ptr()
     ds.load()
     assert ds.state.data_ptr() == address and ds.state.tolist() == [3, 40, 0, 0, 0, 0, 0, 0]

@@ -233,6 +233,47 @@ def _unusable(torch, dev):
     return None
 
 
+def usable_device(device):
+    """``device`` as a torch.device where this torch can make tensors on it ("meta"
+    included), else the error a Generator made for it gives: ValueError naming it (not a
+    device, or one this torch cannot use, and why), BackendUnavailableError for "npu"
+    without a working torch_npu.  The one device check of every path into a draw (the
+    Generator, ``ascend_rand.torch.ops.draw`` and the operators), made before anything
+    is reserved.
+
+    >>> usable_device("cpu")
+    device(type='cpu')
+    >>> usable_device("meta")  # (a draw there allocates and computes nothing)
+    device(type='meta')
+    """
+    torch = _torch()
+    if isinstance(device, torch.device):
+        dev, device = device, str(device)  # (named as text, as a Generator's device is)
+    else:
+        if isinstance(device, str) and device.split(":")[0] == "npu":
+            ok, why = npu_state()
+            if not ok:
+                from .base import BackendUnavailableError
+                raise BackendUnavailableError(f"device {device!r}: {why}")
+        try:
+            dev = torch.device(device)
+        except (RuntimeError, TypeError) as exc:
+            raise ValueError(f"device {device!r} is not a torch device ({exc})") from None
+    name = str(dev)
+    if name not in _USABLE and dev.type != "meta":
+        if dev.type == "npu":
+            ok, why = npu_state()
+            if not ok:
+                from .base import BackendUnavailableError
+                raise BackendUnavailableError(f"device {name!r}: {why}")
+        why = _unusable(torch, dev)
+        if why is not None:
+            raise ValueError(f"device {device!r} cannot be used by this torch "
+                             f"({torch.__version__}): {why}")
+        _USABLE.add(name)
+    return dev
+
+
 class TorchBackend(Backend):
     """torch tensors on ``device`` (default "cpu"); the same bits as the native backend.
 
@@ -284,29 +325,13 @@ class TorchBackend(Backend):
     def on(self, device):
         if device is None:
             return self
-        torch = _torch()
-        if isinstance(device, str) and device.split(":")[0] == "npu":
-            ok, why = npu_state()
-            if not ok:
-                from .base import BackendUnavailableError
-                raise BackendUnavailableError(f"device {device!r}: {why}")
-        try:
-            dev = torch.device(device)
-        except (RuntimeError, TypeError) as exc:
-            raise ValueError(f"device {device!r} is not a torch device ({exc})") from None
-        name = str(dev)
+        dev = usable_device(device)
         if dev.type == "meta":
             raise ValueError(f"device {device!r} holds no values, so nothing can be drawn there; "
                              "ascend_rand.torch's init functions, reset_parameters and dropout "
                              "leave meta tensors as they are and move the Generator as a real "
                              "draw would (docs/spec.md 2.4)")
-        if name not in _USABLE:
-            why = _unusable(torch, dev)
-            if why is not None:
-                raise ValueError(f"device {device!r} cannot be used by this torch "
-                                 f"({torch.__version__}): {why}")
-            _USABLE.add(name)
-        return type(self)(name, self._cpu_kernels)
+        return type(self)(str(dev), self._cpu_kernels)
 
     def _torch_device(self):
         return _torch().device(self.device)

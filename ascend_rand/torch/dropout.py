@@ -407,17 +407,36 @@ class _DropoutFunction(torch.autograd.Function):
         return _forward(ctx, x, generator, p, mode)
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
         if ctx.all_dropped:
-            return torch.zeros_like(grad), None, None, None
+            # (0 * grad under create_graph: the double backward's zero is grad's too)
+            dx = grad * 0 if torch.is_grad_enabled() else torch.zeros_like(grad)
+            return dx, None, None, None
         if grad.is_meta:
             return torch.empty_like(grad), None, None, None
+        if torch.is_grad_enabled():
+            # create_graph (a gradient penalty): dx through the backward operators, whose
+            # own derivative is themselves (ops.py), so double backward is exact here too
+            return _differentiable_backward(ctx, grad), None, None, None
         if ctx.mode == "packed":
             (mask,) = ctx.saved_tensors
             return backward_from_mask(grad, mask, ctx.p), None, None, None
         key, counter, backend, device = ctx.stream
         return backward_regenerate(grad, key, counter, ctx.p, backend, device), None, None, None
+
+
+def _differentiable_backward(ctx, grad):
+    """dx as a function autograd records (``ascend_rand::dropout_backward`` with the saved
+    mask, or ``dropout_regenerate_backward`` with the draw's (seed, offset)): the same
+    values as the once-differentiable path, on the same mask."""
+    if ctx.mode == "packed":
+        (mask,) = ctx.saved_tensors
+        return torch.ops.ascend_rand.dropout_backward(grad, mask, ctx.p)
+    key, counter, _, _ = ctx.stream
+    drawn_at = torch.tensor([key - (1 << 64) if key >= 1 << 63 else key,
+                             counter[1] - (1 << 64) if counter[1] >= 1 << 63 else counter[1]],
+                            dtype=torch.int64)  # (a CPU drawn_at serves any device)
+    return torch.ops.ascend_rand.dropout_regenerate_backward(grad, drawn_at, ctx.p)
 
 
 _ONE_PASS = ("float32", "float64")  # the dtypes apply_mask's host kernel takes
@@ -541,8 +560,8 @@ def dropout(x, p=0.5, training=True, generator=None, mode="packed"):
     (as torch does, but +0 everywhere) and backward zeros; so annealing p up
     to 1 does not shift the masks of later calls.  A meta ``x`` gives a meta
     result and draws no mask and uses no memory, but the Generator moves on as
-    that one draw would (docs/spec.md 2.4).  Double backward is not
-    supported (the backward is once differentiable).
+    that one draw would (docs/spec.md 2.4).  Double backward (a gradient
+    penalty) is exact: dx = D grad with the same mask D, whose derivative is D.
 
     >>> import torch, ascend_rand as ar
     >>> from ascend_rand.torch import dropout

@@ -39,7 +39,7 @@ API (H-OPS's operators and the torch front ends use exactly this)
     reads (seed, offset) from ``.state``, then the one-program advance kernel
     moves the offset on by one; two launches, no host read.
     ``.sync()``: copy the device state back into the host engine (a device to
-    host copy: call it outside a captured region) and return the engine's
+    host copy: call it outside a captured region) and return the Generator's
     ``state`` dict.  OverflowError where draws were made after the last
     offset (the engine is then left exhausted, as the host's would be);
     RuntimeError where the host engine drew while its state was on the device
@@ -69,11 +69,13 @@ The Triton side (backend/triton_kernels/), which the operators call:
 """
 
 import contextlib
+import threading
+import weakref
 
 import torch
 
 from ..engines import Philox
-from ..engines.philox import BLOCK, EXHAUSTED, FLAGS, INDEX, OFFSET, SEED
+from ..engines.philox import BLOCK, DEVICE, EXHAUSTED, FLAGS, INDEX, OFFSET, SEED
 from ._bridge import generator_or_default
 
 _ATTR = "_graph_state"  # the engine's attribute naming its DeviceState while in the mode
@@ -82,6 +84,17 @@ _U64 = 1 << 64
 _U63 = 1 << 63
 _MASK64 = _U64 - 1
 _PAST_END_SHIFT = 32  # the device's count of draws past the end: FLAGS' high word
+_BY_STATE = weakref.WeakValueDictionary()  # a DeviceState's tensor's address -> the DeviceState
+
+
+def reserving(state):
+    """The lock that makes one device draw (its draw launch and its advance launch) one
+    reservation, for ``state`` a DeviceState's tensor: two threads drawing from one
+    Generator in graph-safe mode launch their pairs one after the other, so on one stream
+    (and on the CPU under the interpreter) they never read the same offset.  A state
+    tensor made by hand is the caller's to share: no lock."""
+    ds = _BY_STATE.get(state.data_ptr())
+    return contextlib.nullcontext() if ds is None else ds.reserve_lock
 
 
 def active(generator):
@@ -175,6 +188,8 @@ class DeviceState:
         self._synced = list(slots)  # the device state as of the last sync / load
         self._host = tuple(self.engine._slots)  # the engine's slots then
         self.closed = False
+        self.reserve_lock = threading.Lock()  # (``reserving``)
+        _BY_STATE[self.state.data_ptr()] = self
 
     def __repr__(self):
         return f"DeviceState(device={str(self.device)!r}, engine={self.engine!r})"
@@ -182,8 +197,17 @@ class DeviceState:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None:
+            self.close()
+            return False
+        # The block's own exception stays the one raised: a close() that fails too is
+        # told as a note on it (the mode is left all the same).
+        try:
+            self.close()
+        except Exception as close_error:
+            exc.add_note(f"and then graph_safe's close() failed: "
+                         f"{type(close_error).__name__}: {close_error}")
         return False
 
     def kernel_mode(self):
@@ -204,13 +228,13 @@ class DeviceState:
     def fill(self, plan, out):
         """One draw of ``plan`` into ``out`` (on this device) from the device state."""
         self._check_open("fill")
-        with self.kernel_mode():
+        with self.kernel_mode(), self.reserve_lock:
             return self.kernels.fill_from_state(plan, out, self.state)
 
     def dropout_forward(self, x, p, keep_mask=True):
         """(y, packed mask or None, drawn_at): ``dropout.forward_from_state`` on this state."""
         self._check_open("dropout_forward")
-        with self.kernel_mode():
+        with self.kernel_mode(), self.reserve_lock:
             return self.dropout_kernels.forward_from_state(x, self.state, p, keep_mask)
 
     def dropout_backward(self, grad, p, drawn_at=None, mask=None):
@@ -246,44 +270,71 @@ class DeviceState:
         return [w & _MASK64 for w in self.state.to("cpu").tolist()]
 
     def sync(self):
-        """The device state written back into the host engine; returns ``engine.state``.
+        """The device state written back into the host engine; returns ``generator.state``.
 
         One device-to-host copy, on the current stream (a graph replayed on another
         stream: synchronise it first).  A state no draw has moved since the last
         sync or load leaves the engine as it is (a partly read subsequence too).
         OverflowError where draws were made after the last offset (the engine is
         left exhausted, as the host's is after its last draw); RuntimeError where
-        the host engine changed since (a host draw or set_state: its offsets and
-        the device's overlap; after set_state, ``load()`` instead).
+        the host engine changed since (numpy's draws through the engine's capsule,
+        which cannot refuse, an ``advance`` or a ``set_state``: after set_state,
+        ``load()`` instead).  A Generator's own host draws are refused when they are
+        made (the engine's DEVICE flag).  When the host moved on the same seed, the
+        engine is left past every offset either side used, never behind the
+        device: no later draw repeats one of the device's.
         """
         self._check_open("sync")
         words = self._read()
         engine = self.engine
         with engine.lock:
-            if tuple(engine._slots) != self._host:
+            s = engine._slots
+            if tuple(s) != self._host:
+                if s[SEED] == words[SEED]:  # (a new seed, set by hand: load() sends it)
+                    self._past_both(words)
                 raise RuntimeError(
                     "sync: the host engine changed while its state was on "
-                    f"{self.device} (a draw or set_state on the host): its draws and the "
-                    "device's used the same offsets; after set_state call load() to send "
-                    "the new state to the device")
+                    f"{self.device} (numpy's draws, advance or set_state on the host): its "
+                    "words and the device's may come from the same offsets; the engine is "
+                    "left past both; after set_state call load() to send the new state to "
+                    "the device")
             past = words[FLAGS] >> _PAST_END_SHIFT
             if words != self._synced:
-                s = engine._slots
-                for slot in range(_SLOTS):
-                    s[slot] = 0
-                s[SEED] = words[SEED]
-                if words[FLAGS] & EXHAUSTED:
-                    s[FLAGS] = EXHAUSTED  # offset 0: the host's exhausted slots
-                else:
-                    s[OFFSET] = words[OFFSET]
-                self._synced = words
-                self._host = tuple(s)
+                self._write_host(words)
         if past:
             raise OverflowError(
                 f"this generator used all 2**64 offsets of its seed and {past} draw(s) were "
                 f"made on {self.device} after that: their numbers are not fresh (the device "
                 f"cannot refuse a draw); reseed it (set_state, then load())")
-        return engine.state
+        return self.generator.state
+
+    def _write_host(self, words):
+        """The engine's slots set to the device state ``words`` (under the engine's lock),
+        DEVICE kept: the mode goes on."""
+        s = self.engine._slots
+        for slot in range(_SLOTS):
+            s[slot] = 0
+        s[SEED] = words[SEED]
+        if words[FLAGS] & EXHAUSTED:
+            s[FLAGS] = EXHAUSTED | DEVICE  # offset 0: the host's exhausted slots
+        else:
+            s[OFFSET] = words[OFFSET]
+            s[FLAGS] = DEVICE
+        self._synced = words
+        self._host = tuple(s)
+
+    def _past_both(self, words):
+        """After the host moved on the device's seed: the engine at the later of the two
+        positions (the device's next offset, or the host's own, a partly read
+        subsequence skipped), so no offset either side used is handed out again."""
+        engine = self.engine
+        host_next = _device_slots(tuple(engine._slots))
+        device_done = bool(words[FLAGS] & EXHAUSTED)
+        host_done = bool(host_next[FLAGS] & EXHAUSTED)
+        if device_done or (not host_done and words[OFFSET] > host_next[OFFSET]):
+            self._write_host(words)
+        else:
+            self._write_host(host_next)
 
     def load(self):
         """The host engine's state (after ``generator.set_state``, a checkpoint restored)
@@ -291,11 +342,11 @@ class DeviceState:
         self._check_open("load")
         if self._capturing():
             raise RuntimeError("load: cannot write the device state while a graph is captured")
-        with self.engine.lock:
+        with self.engine.lock, self.reserve_lock:
             host = tuple(self.engine._slots)
             slots = _device_slots(host)
-        self.state.copy_(torch.tensor(_as_int64(slots), dtype=torch.int64))
-        self._synced, self._host = list(slots), host
+            self.state.copy_(torch.tensor(_as_int64(slots), dtype=torch.int64))
+            self._synced, self._host = list(slots), host
 
     def close(self):
         """``sync()`` and leave graph-safe mode (the Generator draws on the host again);
@@ -306,8 +357,11 @@ class DeviceState:
             self.sync()
         finally:
             self.closed = True
-            if getattr(self.engine, _ATTR, None) is self:
-                delattr(self.engine, _ATTR)
+            engine = self.engine
+            with engine.lock:
+                engine._slots[FLAGS] &= ~DEVICE & _MASK64  # the host draws again
+                if getattr(engine, _ATTR, None) is self:
+                    delattr(engine, _ATTR)
 
 
 def graph_safe(generator=None, device="cuda"):
@@ -342,4 +396,8 @@ def graph_safe(generator=None, device="cuda"):
             raise RuntimeError(f"{what}: the engine changed while its device state was made; "
                                f"try again")
         setattr(engine, _ATTR, ds)
+        # From now on the host refuses to draw (engines/philox.py: DEVICE sends every
+        # draw, the native one-call draw's too, to the check that raises).
+        engine._slots[FLAGS] |= DEVICE
+        ds._host = tuple(engine._slots)
     return ds

@@ -56,10 +56,14 @@ import numpy as np
 import torch
 from torch._library import autograd as _autograd
 
+from torch._higher_order_ops.effects import _EffectType, _register_effectful_op
+
 from ..engines import Philox
 from ..generator import Generator, _give_back
 from . import graph_state, triton_ops  # noqa: F401  (triton_ops: its operators defined)
-from ._bridge import generator_or_default, host_tensor
+from ._bridge import generator_or_default
+from .op_calls import (CALLS, INITS, METHODS, _TORCH_TO_NAME, Call, _as_tensor,  # noqa: F401
+                       call_text, checked, checked_plan, parse_call)
 
 NAMESPACE = "ascend_rand"
 STATE_SLOTS = 8
@@ -72,6 +76,12 @@ _LIB.define("dropout(Tensor x, Tensor(a!) state, float p, bool keep_mask) "
             "-> (Tensor, Tensor, Tensor)")
 _LIB.define("dropout_backward(Tensor grad, Tensor mask, float p) -> Tensor")
 _LIB.define("dropout_regenerate_backward(Tensor grad, Tensor drawn_at, float p) -> Tensor")
+# A Generator's own draws under torch.compile: the state is the engine's memory, which the
+# operator reserves through (under the engine's lock) and which the compiler sees as read
+# only; an ordered side effect (an effect token threads them) keeps each call, in order.
+_LIB.define("engine_draw(Tensor state, str call, SymInt[] size) -> Tensor")
+_LIB.define("engine_dropout(Tensor x, Tensor state, float p, bool keep_mask) "
+            "-> (Tensor, Tensor, Tensor)")
 
 DISPATCH_KEYS = ("CPU", "CUDA", "PrivateUse1")
 
@@ -170,6 +180,19 @@ def _engine_of(state, what):
     return scratch, True
 
 
+def _live_engine(state, what):
+    """The engine whose memory ``state`` is (its ``state_tensor``); ValueError otherwise."""
+    engine = _ENGINES.get(state.data_ptr()) if isinstance(state, torch.Tensor) else None
+    if engine is None or state.dtype != torch.int64 or state.numel() != STATE_SLOTS:
+        raise ValueError(
+            f"{what}: state must be a Generator's own state tensor "
+            f"(ascend_rand.torch.ops.state_tensor(generator): the engine's memory, through "
+            f"which the operator reserves under the engine's lock), got "
+            f"{getattr(state, 'dtype', type(state).__name__)} of shape "
+            f"{tuple(getattr(state, 'shape', ()))} that is no engine's")
+    return engine
+
+
 def _write_back(state, scratch):
     state.copy_(torch.frombuffer(scratch._slots, dtype=torch.int64))
 
@@ -188,207 +211,30 @@ def _as_int64(word):
 
 
 def _stream_of(drawn_at):
-    """(key, counter) from a CPU ``drawn_at`` tensor (seed, offset as int64 bits)."""
-    if not isinstance(drawn_at, torch.Tensor) or drawn_at.dtype != torch.int64 \
-            or drawn_at.numel() != 2:
-        raise ValueError(f"dropout backward: drawn_at must be an int64 tensor of 2 "
-                         f"(seed, offset), got {getattr(drawn_at, 'dtype', drawn_at)!r}")
+    """(key, counter) from a CPU ``drawn_at`` tensor (seed, offset as int64 bits), checked
+    by ``_check_drawn_at``."""
     key, offset = (w % _U64 for w in drawn_at.tolist())
     return key, (0, offset)
 
 
-# -- the text of a draw ---------------------------------------------------------------------------
-
-_TORCH_TO_NAME = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
-                  torch.bfloat16: "bfloat16", torch.int8: "int8", torch.int16: "int16",
-                  torch.int32: "int32", torch.int64: "int64", torch.uint8: "uint8",
-                  torch.uint16: "uint16", torch.uint32: "uint32", torch.uint64: "uint64",
-                  torch.bool: "bool"}
-_NAME_TO_TORCH = {v: k for k, v in _TORCH_TO_NAME.items()}
-# The Generator methods whose result is (size, dtype) exactly, with their dtype argument.
-METHODS = ("raw", "random", "uniform", "integers", "normal", "standard_normal",
-           "truncated_normal")
-# ascend_rand.torch.init's initialisers: they fill a tensor of (size, dtype) in place.
-INITS = ("uniform_", "normal_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
-         "kaiming_uniform_", "kaiming_normal_", "orthogonal_")
-# Generator draws whose result is not (size, dtype): their own sizes travel as ``n``.
-_OTHERS = ("bernoulli", "dropout_mask", "permutation")
-CALLS = frozenset(METHODS + _OTHERS + tuple(f"init.{name}" for name in INITS))
-
-
-def _encode(value):
-    """One argument as text: floats exactly (hex), ints, bools, None, names."""
-    if value is None:
-        return "n:"
-    if isinstance(value, bool):
-        return "b:1" if value else "b:0"
-    if isinstance(value, int):
-        return f"i:{value}"
-    if isinstance(value, float):
-        return f"f:{value.hex()}"
-    if isinstance(value, str) and value.isidentifier():
-        return f"s:{value}"
-    raise TypeError(f"ascend_rand.torch.ops: cannot pass {value!r} to a draw operator "
-                    f"(numbers, bools, None and names only)")
-
-
-def call_text(name, dtype, device="cpu", **params):
-    """The ``call`` argument of ``ascend_rand::draw``: draw ``name`` with ``params``, its
-    result of the torch ``dtype`` on ``device``, as text (floats in hex: exact).
-
-    >>> import torch
-    >>> call_text("uniform", torch.float32, low=-1.0, high=0.5)
-    'uniform dtype=s:float32 device=d:cpu low=f:-0x1.0000000000000p+0 high=f:0x1.0000000000000p-1'
-    """
-    return " ".join([name, f"dtype=s:{_TORCH_TO_NAME[dtype]}", f"device=d:{device}"]
-                    + [f"{k}={_encode(v)}" for k, v in params.items()])
-
-
-def _decode(text):
-    tag, _, body = text.partition(":")
-    if tag == "f":
-        return float.fromhex(body)
-    if tag == "i":
-        return int(body)
-    if tag == "b" and body in ("0", "1"):
-        return body == "1"
-    if tag == "n" and not body:
-        return None
-    if tag in ("s", "d"):
-        return body
-    raise ValueError(f"bad argument text {text!r}")
-
-
-class Call:
-    """A parsed ``call`` text: the draw's ``name``, its ``params``, the result's ``dtype``
-    (a torch dtype) and ``device``."""
-
-    __slots__ = ("name", "params", "dtype", "device")
-
-    def __init__(self, call):
-        what = "ascend_rand::draw"
-        name, *items = call.split(" ")
-        if name not in CALLS:
-            raise ValueError(f"{what}: unknown draw {name!r} in {call!r}; the operator "
-                             f"draws {', '.join(sorted(CALLS))}")
-        try:
-            params = {k: _decode(v) for k, _, v in (item.partition("=") for item in items)}
-            dtype = _NAME_TO_TORCH[params.pop("dtype")]
-            device = torch.device(params.pop("device"))
-        except (ValueError, KeyError, RuntimeError) as exc:
-            raise ValueError(f"{what}: a call is 'name dtype=s:<dtype> device=d:<device> "
-                             f"arg=<value> ...' (call_text), got {call!r} ({exc})") from None
-        self.name, self.params, self.dtype, self.device = name, params, dtype, device
-
-
-_CALL_CACHE = {}
-
-
-def parse_call(call):
-    """The ``Call`` of a ``call`` text (cached); ValueError naming a bad one."""
-    parsed = _CALL_CACHE.get(call)
-    if parsed is None:
-        if len(_CALL_CACHE) >= 4096:
-            _CALL_CACHE.clear()
-        parsed = _CALL_CACHE[call] = Call(call)
-    return parsed
-
-
 # -- the draws ------------------------------------------------------------------------------------
 
-def _as_tensor(values):
-    """A host draw's result as a CPU tensor sharing its memory (a tensor as it is)."""
-    return host_tensor(values if isinstance(values, (np.ndarray, torch.Tensor))
-                       else np.asarray(values))
-
-
-def _runner(parsed, size):
-    """A function of a Generator making this draw: the values as a tensor (on the CPU for
-    a host Generator; ``_draw_impl`` moves them)."""
-    name, params = parsed.name, parsed.params
-    if name.startswith("init."):
-        from . import init
-        fill = getattr(init, name[5:])
-        dtype = parsed.dtype
-
-        def run(generator):
-            out = torch.empty(size, dtype=dtype)
-            fill(out, **params, generator=generator)
-            return out
-        return run
-    if name in METHODS:
-        method = getattr(Generator, name)
-        kwargs = dict(params, size=size, dtype=_TORCH_TO_NAME[parsed.dtype])
-        return lambda generator: _as_tensor(method(generator, **kwargs))
-    if name == "bernoulli":
-        kwargs = dict(params)
-        kwargs["size"] = kwargs.pop("n", size)
-        return lambda generator: _as_tensor(generator.bernoulli(**kwargs))
-    if name == "dropout_mask":
-        n, p_drop = params["n"], params["p_drop"]
-        return lambda generator: _as_tensor(generator.dropout_mask(n, p_drop))
-    n = params["n"]  # permutation
-    return lambda generator: _as_tensor(generator.permutation(n))
-
-
-def _check_size(parsed, size, call):
-    """ValueError, before anything is drawn, where ``size`` is not the shape the draw gives
-    (the draws sized by their own ``n``)."""
-    name, params = parsed.name, parsed.params
-    n = params.get("n")
-    if name == "dropout_mask" or (name == "bernoulli" and params.get("packed") and n is not None):
-        want = (mask_bytes(n),) if isinstance(n, int) else None
-    elif name == "permutation":
-        want = (n,)
-    elif name == "bernoulli" and n is not None:
-        want = (n,) if isinstance(n, int) else None
-    else:
-        return
-    if want != size:
-        raise ValueError(f"ascend_rand::draw: {call!r} gives the shape {want}, not the "
-                         f"{size} asked for")
-
-
-_RUNNERS = {}
-
-
-def _checked_runner(call, size):
-    """``_runner`` for (call, size), cached; its first result is checked against the size
-    and dtype asked for (the fake's), later ones are the same draw's."""
-    key = (call, size)
-    run = _RUNNERS.get(key)
-    if run is not None:
-        return run
-    parsed = parse_call(call)
-    _check_size(parsed, size, call)
-    first = _runner(parsed, size)
-
-    def checked(generator):
-        values = first(generator)
-        if tuple(values.shape) != size or values.dtype != parsed.dtype:
-            raise ValueError(f"ascend_rand::draw: {call!r} gives {values.dtype} of shape "
-                             f"{tuple(values.shape)}, not the {parsed.dtype} of shape "
-                             f"{size} asked for")
-        if len(_RUNNERS) >= 4096:
-            _RUNNERS.clear()
-        _RUNNERS[key] = first
-        return values
-    return checked
-
-
 def _draw_impl(state, call, size):
-    size = tuple(size)
+    _check_state(state, "ascend_rand::draw")
+    draw = checked(call, tuple(size))  # every argument, before anything is reserved
     if not state.is_cpu:
-        return _draw_from_device_state(state, parse_call(call), size, call)
+        return _draw_from_device_state(state, draw.parsed, draw.size, call)
     engine, scratch = _engine_of(state, "ascend_rand::draw")
-    run = _checked_runner(call, size)
-    if scratch:
-        values = run(Generator(engine=engine))
-        _write_back(state, engine)
-    else:
-        values = run(_host_generator(engine))
-    device = parse_call(call).device
-    return values if device.type == "cpu" else values.to(device)
+    if not scratch:
+        return draw.run(_host_generator(engine))
+    values = draw.run(Generator(engine=engine))
+    _write_back(state, engine)
+    return values
+
+
+def _engine_draw_impl(state, call, size):
+    draw = checked(call, tuple(size))
+    return draw.run(_host_generator(_live_engine(state, "ascend_rand::engine_draw")))
 
 
 def _device_table(device):
@@ -400,41 +246,23 @@ def _kernel_mode(interpreted):
     return device_path.interpreting() if interpreted else contextlib.nullcontext()
 
 
-def _plan_of(parsed, size):
-    """The plan of a Generator-method draw (for the device state's kernels)."""
-    from ..distributions.normal import plan_normal, plan_truncated_normal
-    from ..distributions.uniform import plan_integers, plan_raw, plan_uniform
-
-    name, params, dtype_name = parsed.name, parsed.params, _TORCH_TO_NAME[parsed.dtype]
-    if name == "raw":
-        return plan_raw(size, dtype_name)
-    if name in ("random", "uniform"):
-        return plan_uniform(size, dtype_name, params.get("low", 0.0), params.get("high", 1.0))
-    if name == "integers":
-        return plan_integers(size, dtype_name, params["low"], params.get("high"),
-                             params.get("endpoint", False))
-    if name == "truncated_normal":
-        return plan_truncated_normal(size, dtype_name, params.get("loc", 0.0),
-                                     params.get("scale", 1.0), params.get("a", -2.0),
-                                     params.get("b", 2.0))
-    return plan_normal(size, dtype_name, params.get("loc", 0.0), params.get("scale", 1.0),
-                       params.get("method", "ziggurat"))
-
-
 def _device_plan(parsed, size):
-    """The plan of a draw from a device state; ValueError for a draw not made so."""
+    """The plan of a draw from a device state, checked as the Generator checks the same
+    call; ValueError for a draw not made so."""
     if parsed.name not in METHODS:
         raise ValueError(f"ascend_rand::draw: {parsed.name!r} draws are not made from a "
                          f"device state; in graph-safe mode the operator draws "
                          f"{', '.join(METHODS)}")
-    return _plan_of(parsed, size)
+    return checked_plan(parsed, size)
 
 
 def _draw_from_device_state(state, parsed, size, call=None):
     """A draw from a device state (graph-safe mode): the Triton kernels' state form, the
     draw reading (seed, offset) on the device and a second launch advancing it; compiled
     kernels through the triton_op ``ascend_rand::triton_fill_from_state`` (triton_ops.py:
-    the launches visible to a functionalizing trace), interpreted ones directly."""
+    the launches visible to a functionalizing trace), interpreted ones directly.  The
+    two launches are one reservation: a DeviceState's lock holds them together
+    (graph_state.reserving), so two threads never read the same offset."""
     _check_state(state, "ascend_rand::draw")
     plan = _device_plan(parsed, size)
     table, interpreted = _device_table(state.device)
@@ -444,13 +272,17 @@ def _draw_from_device_state(state, parsed, size, call=None):
         out = torch.ops.ascend_rand.triton_fill_from_state(state, call, list(size))
     else:
         out = torch.empty(size, dtype=parsed.dtype, device=state.device)
-        with _kernel_mode(interpreted):
+        with _kernel_mode(interpreted), graph_state.reserving(state):
             table.fill_from_state(plan, out, state)
     return out if parsed.device == out.device else out.to(parsed.device)
 
 
 def _draw_fake(state, call, size):
     parsed = parse_call(call)
+    if any(isinstance(d, int) and d < 0 for d in size):
+        # (refused by the operator when it runs, with the Generator's message: an error
+        # raised while tracing would reach the user as the compiler's, not the draw's)
+        size = [0] * len(size)
     return torch.empty(size, dtype=parsed.dtype, device=parsed.device)
 
 
@@ -466,31 +298,77 @@ def _dropout_module():
     return _DROPOUT[0]
 
 
-def _dropout_impl(x, state, p, keep_mask):
+def _dropout_args(x, state, p, what):
+    """x's dtype name and p, checked as ``ascend_rand.torch.dropout`` checks them."""
     D = _dropout_module()
-    what = "ascend_rand::dropout"
     dtype_name = D.float_dtype_name(x, "x", what)
-    p = D.probability(p, "p", what)
-    if not state.is_cpu:
-        _check_state(state, what)
-        y, mask, drawn_at = _dropout_from_device_state(x, state, p, keep_mask)
+    _check_state(state, what)
+    return dtype_name, D.probability(p, "p", what)
+
+
+def _drawn_at(key, counter):
+    return torch.from_numpy(np.array([_as_int64(key), _as_int64(counter[1])], dtype=np.int64))
+
+
+def _dropout_on_engine(x, engine, scratch, state, p, keep_mask, dtype_name):
+    """One mask draw reserved from ``engine`` and applied to x (a meta x: reserved only)."""
+    D = _dropout_module()
+    plan = D.mask_plan(x.numel(), p)
+    key, counter, _ = engine.reserve(plan, None)
+    if x.is_meta:  # the Generator moves on as the draw would, nothing drawn (docs/spec.md 2.4)
+        y = torch.empty_like(x)
+        mask = torch.empty(mask_bytes(x.numel()) if keep_mask else 0, dtype=torch.uint8,
+                           device="meta")
     else:
-        engine, scratch = _engine_of(state, what)
-        plan = D.mask_plan(x.numel(), p)
-        key, counter, _ = engine.reserve(plan, None)
         try:
             y, mask = D.forward_at(x, key, counter, p, keep_mask, dtype_name=dtype_name)
         except BaseException:  # a failed call reserves nothing (docs/spec.md 2.2)
             if not scratch:
                 _give_back(engine, counter)
             raise
-        if scratch:
-            _write_back(state, engine)
-        drawn_at = torch.from_numpy(np.array([_as_int64(key), _as_int64(counter[1])],
-                                             dtype=np.int64))
+    if scratch:
+        _write_back(state, engine)
     if mask is None:
         mask = torch.empty(0, dtype=torch.uint8, device=x.device)
-    return y, mask, drawn_at
+    return y, mask, _drawn_at(key, counter)
+
+
+def _dropout_impl(x, state, p, keep_mask):
+    what = "ascend_rand::dropout"
+    dtype_name, p = _dropout_args(x, state, p, what)
+    if not state.is_cpu:
+        y, mask, drawn_at = _dropout_from_device_state(x, state, p, keep_mask)
+        if mask is None:
+            mask = torch.empty(0, dtype=torch.uint8, device=x.device)
+        return y, mask, drawn_at
+    engine, scratch = _engine_of(state, what)
+    return _dropout_on_engine(x, engine, scratch, state, p, keep_mask, dtype_name)
+
+
+def _engine_dropout_impl(x, state, p, keep_mask):
+    what = "ascend_rand::engine_dropout"
+    dtype_name, p = _dropout_args(x, state, p, what)
+    engine = _live_engine(state, what)
+    return _dropout_on_engine(x, engine, False, state, p, keep_mask, dtype_name)
+
+
+def _dropout_meta(x, state, p, keep_mask):
+    """A meta x with a CPU state (the Meta dispatch key): the draw reserved, as the eager
+    front end reserves it; a device state's meta draw is refused (it would need a launch)."""
+    what = "ascend_rand::dropout"
+    dtype_name, p = _dropout_args(x, state, p, what)
+    if not state.is_cpu:
+        raise ValueError(f"{what}: a meta x draws nothing, and a device state moves on only "
+                         f"by a launch on {state.device}: give a real x")
+    engine, scratch = _engine_of(state, what)
+    return _dropout_on_engine(x, engine, scratch, state, p, keep_mask, dtype_name)
+
+
+def _engine_dropout_meta(x, state, p, keep_mask):
+    what = "ascend_rand::engine_dropout"
+    dtype_name, p = _dropout_args(x, state, p, what)
+    return _dropout_on_engine(x, _live_engine(state, what), False, state, p, keep_mask,
+                              dtype_name)
 
 
 def _dropout_from_device_state(x, state, p, keep_mask):
@@ -499,7 +377,7 @@ def _dropout_from_device_state(x, state, p, keep_mask):
     _, interpreted = _device_table(state.device)
     if not interpreted:  # (triton_ops.py: the launches visible to a functionalizing trace)
         return torch.ops.ascend_rand.triton_dropout_forward(x, state, p, keep_mask)
-    with _kernel_mode(interpreted):
+    with _kernel_mode(interpreted), graph_state.reserving(state):
         y, mask, drawn_at = fused.forward_from_state(x, state, p, keep_mask)
     return y, mask, drawn_at
 
@@ -533,7 +411,24 @@ def _launch():
     return importlib.import_module("ascend_rand.backend.triton_kernels.launch")
 
 
+def _check_drawn_at(drawn_at, grad):
+    """drawn_at is what the forward returned: an int64 tensor of shape (2,) (seed, offset)
+    on grad's device (or the CPU); ValueError naming what it got otherwise."""
+    ok = isinstance(drawn_at, torch.Tensor) and drawn_at.dtype == torch.int64 \
+        and tuple(drawn_at.shape) == (2,)
+    if not ok:
+        raise ValueError(
+            f"dropout backward: drawn_at must be the forward's int64 tensor of shape (2,) "
+            f"(the draw's seed, offset), got "
+            f"{getattr(drawn_at, 'dtype', type(drawn_at).__name__)} of shape "
+            f"{tuple(getattr(drawn_at, 'shape', ()))}")
+    if not drawn_at.is_cpu and isinstance(grad, torch.Tensor) and drawn_at.device != grad.device:
+        raise ValueError(f"dropout backward: drawn_at is on {drawn_at.device}, the gradient "
+                         f"on {grad.device} (a device's drawn_at stays on its device)")
+
+
 def _regenerate_backward_impl(grad, drawn_at, p):
+    _check_drawn_at(drawn_at, grad)
     if not drawn_at.is_cpu:
         from ..backend.triton_kernels import dropout as fused
         _, interpreted = _device_table(drawn_at.device)
@@ -565,24 +460,62 @@ def _dropout_autograd(ctx, grad_y, grad_mask, grad_drawn_at):
     return dx, None, None, None
 
 
+# Double backward: dx = D grad with D diagonal (the kept elements' scale, 0 elsewhere), so
+# the gradient of dx with respect to grad is D again: each backward operator is its own
+# derivative, to any order (a gradient penalty through dropout is exact).
+def _backward_setup(ctx, inputs, output):
+    _, saved, p = inputs
+    ctx.p = p
+    ctx.save_for_backward(saved)
+
+
+def _mask_backward_autograd(ctx, grad_dx):
+    (mask,) = ctx.saved_tensors
+    return torch.ops.ascend_rand.dropout_backward(grad_dx, mask, ctx.p), None, None
+
+
+def _regenerate_backward_autograd(ctx, grad_dx):
+    (drawn_at,) = ctx.saved_tensors
+    return torch.ops.ascend_rand.dropout_regenerate_backward(grad_dx, drawn_at, ctx.p), None, None
+
+
 for _key in DISPATCH_KEYS:
     _LIB.impl("draw", _draw_impl, _key)
     _LIB.impl("dropout", _dropout_impl, _key)
     _LIB.impl("dropout_backward", _backward_impl, _key)
     _LIB.impl("dropout_regenerate_backward", _regenerate_backward_impl, _key)
+_LIB.impl("engine_draw", _engine_draw_impl, "CPU")  # (the state is host memory)
+_LIB.impl("engine_dropout", _engine_dropout_impl, "CPU")
+for _key in ("CUDA", "PrivateUse1"):  # (x on a device, the state on the host)
+    _LIB.impl("engine_dropout", _engine_dropout_impl, _key)
 del _key
 torch.library.register_fake(f"{NAMESPACE}::draw", _draw_fake, lib=_LIB)
+torch.library.register_fake(f"{NAMESPACE}::engine_draw", _draw_fake, lib=_LIB)
 torch.library.register_fake(f"{NAMESPACE}::dropout", _dropout_fake, lib=_LIB)
+torch.library.register_fake(f"{NAMESPACE}::engine_dropout", _dropout_fake, lib=_LIB)
 torch.library.register_fake(f"{NAMESPACE}::dropout_backward", _backward_fake, lib=_LIB)
 torch.library.register_fake(f"{NAMESPACE}::dropout_regenerate_backward", _backward_fake,
                             lib=_LIB)
+# A meta x (deferred initialisation) moves the Generator on, as the eager front end does
+# (docs/spec.md 2.4); tracing uses the fakes above, never these.
+_LIB.impl("dropout", _dropout_meta, "Meta")
+_LIB.impl("engine_dropout", _engine_dropout_meta, "Meta")
+for _name in ("engine_draw", "engine_dropout"):
+    _register_effectful_op(getattr(torch.ops.ascend_rand, _name).default, _EffectType.ORDERED)
 # The autograd formula, registered as torch.library.register_autograd registers one, less its
 # refusal of a mutating operator: the tensor mutated here is the int64 state, which never
 # requires grad, so the concern behind the refusal (an in-place change to a differentiable
 # input) cannot arise; torch.library.custom_op allows the same for its mutating operators.
-_LIB.impl("dropout", _autograd.make_autograd_impl(
-    torch.ops.ascend_rand.dropout.default, _autograd.Info(_dropout_autograd, _setup_context)),
-    "Autograd", with_keyset=True)
+for _name in ("dropout", "engine_dropout"):
+    _LIB.impl(_name, _autograd.make_autograd_impl(
+        getattr(torch.ops.ascend_rand, _name).default,
+        _autograd.Info(_dropout_autograd, _setup_context)), "Autograd", with_keyset=True)
+del _name
+torch.library.register_autograd(f"{NAMESPACE}::dropout_backward", _mask_backward_autograd,
+                                setup_context=_backward_setup, lib=_LIB)
+torch.library.register_autograd(f"{NAMESPACE}::dropout_regenerate_backward",
+                                _regenerate_backward_autograd, setup_context=_backward_setup,
+                                lib=_LIB)
 
 
 # -- the Python entry points ---------------------------------------------------------------------
@@ -593,11 +526,27 @@ def _in_operator(generator):
     return torch.compiler.is_compiling() or graph_state.active(generator) is not None
 
 
+def _operator_state(generator, device, what):
+    """(state, draw operator, dropout operator) for a draw on ``device`` from ``generator``:
+    in graph-safe mode the device state and the mutating operators (the kernels advance
+    it there); otherwise the engine's own CPU state and ``engine_draw`` /
+    ``engine_dropout``, which reserve through the engine under its lock (so two threads
+    running one compiled graph never share a draw: docs/npu.md)."""
+    device_state = graph_state.state_for(generator, device)
+    if device_state is not None:
+        return device_state, torch.ops.ascend_rand.draw, torch.ops.ascend_rand.dropout
+    return (state_tensor(generator, what), torch.ops.ascend_rand.engine_draw,
+            torch.ops.ascend_rand.engine_dropout)
+
+
 def draw(generator, name, size, dtype, device="cpu", **params):
     """One draw ``name`` (a Generator method, or ``"init.<initialiser>"``) with ``params``:
     a tensor of ``size`` and the torch ``dtype`` on ``device``; the Generator moves on by
-    one draw.  Under torch.compile (and in graph-safe mode) the operator
-    ``ascend_rand::draw``; in eager code the Generator's own call, the same values.
+    one draw.  Under torch.compile the operator ``ascend_rand::engine_draw`` (in
+    graph-safe mode ``ascend_rand::draw`` on the device state); in eager code the
+    Generator's own call, the same values.  Every argument (device, dtype, size and
+    the draw's own) is checked before anything is reserved, with the Generator's
+    messages: a refused draw leaves the Generator where it was.
 
     >>> import torch, ascend_rand as ar
     >>> from ascend_rand.torch import ops
@@ -609,10 +558,9 @@ def draw(generator, name, size, dtype, device="cpu", **params):
     size = tuple(size)
     call = call_text(name, dtype, device, **params)
     if _in_operator(generator):
-        state = state_for(generator, device, "draw")
-        return torch.ops.ascend_rand.draw(state, call, list(size))
-    values = _checked_runner(call, size)(generator)
-    return values if torch.device(device).type == "cpu" else values.to(device)
+        state, operator, _ = _operator_state(generator, device, "draw")
+        return operator(state, call, list(size))
+    return checked(call, size).run(generator)
 
 
 def init_(tensor, name, generator, **params):
@@ -620,19 +568,18 @@ def init_(tensor, name, generator, **params):
     tensor of ``tensor``'s shape, dtype and device, then copied into ``tensor`` (returned).
     What the initialisers do under torch.compile."""
     generator = generator_or_default(generator, name)
-    state = state_for(generator, tensor.device, name)
-    values = torch.ops.ascend_rand.draw(
-        state, call_text(f"init.{name}", tensor.dtype, tensor.device, **params),
-        list(tensor.shape))
+    state, operator, _ = _operator_state(generator, tensor.device, name)
+    values = operator(state, call_text(f"init.{name}", tensor.dtype, tensor.device, **params),
+                      list(tensor.shape))
     with torch.no_grad():
         tensor.copy_(values)
     return tensor
 
 
 def dropout(x, generator, p, mode):
-    """``ascend_rand::dropout`` for ``ascend_rand.torch.dropout``'s checked arguments: y."""
-    state = state_for(generator, x.device, "dropout")
-    y, _, _ = torch.ops.ascend_rand.dropout(x, state, p, mode == "packed")
+    """The dropout operator for ``ascend_rand.torch.dropout``'s checked arguments: y."""
+    state, _, operator = _operator_state(generator, x.device, "dropout")
+    y, _, _ = operator(x, state, p, mode == "packed")
     return y
 
 
