@@ -101,6 +101,8 @@ setup(
               "ascend_rand.backend.triton_kernels", "ascend_rand.torch", "ascend_rand.mindspore",
               "ascend_rand.entropy"],
     package_dir={"ascend_rand": "ascend_rand", "ascend_rand.fallback": "fallback"},
+    # the console script's entry point, outside the package (its import inside the handler)
+    py_modules=["ascend_rand_cli"],
     ext_modules=ext_modules,
     cmdclass={"build_ext": OptionalBuildExt},
     zip_safe=False,

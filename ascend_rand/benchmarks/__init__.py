@@ -24,7 +24,9 @@ JSON-ready results (``rows``, ``targets``, the machine), ``print_results`` and
 to ``levels`` (each SIMD level in its own process, one merged table).
 """
 
+import errno
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -81,13 +83,49 @@ def json_path(path, name, several):
     return p.with_name(f"{p.stem}.{name}{p.suffix or '.json'}")
 
 
+def unwritable(path):
+    """Why ``--json``'s ``path`` cannot be written (strerror), or None.  Opened to append,
+    so earlier results there stay until the run has new ones; a file made only to try is
+    removed, a missing folder is made as the write would make it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        existed = path.exists()
+        with open(path, "a"):
+            pass
+        if not existed:
+            path.unlink()
+    except FileExistsError:  # a file where a folder of the path should be
+        return os.strerror(errno.ENOTDIR)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def write_json(results, path):
+    """Write ``results`` to ``path``; False, with one error line, when the write fails
+    (a full disk, or /dev/full, which opens but takes nothing)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(results, indent=2) + "\n")
+    except OSError as exc:
+        if path.is_file():
+            path.unlink(missing_ok=True)  # half a JSON document is no results
+        print(f"ascend-rand bench: error: --json: cannot write {str(path)!r}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return False
+    print(f"results written to {path}")
+    return True
+
+
 def main(args, error):
     """Run ``ascend-rand bench`` with the parsed ``args``; returns the exit code.
 
     ``error(message)`` reports a usage error and exits (argparse's
     ``parser.error``).  Exit codes: 0 done; 1 ``--check-target`` and a target
     missed (or not measured); 2 ``--plot`` without matplotlib, or its picture
-    could not be written, or (``--levels``) a level could not be run.
+    could not be written, or (``--levels``) a level could not be run, or ``--json``'s
+    file cannot be written: checked before the run (nothing runs), and a write that
+    still fails after it (a full disk) comes after the tables, which are printed.
     """
     names = [args.only] if args.only else list(BENCHMARKS)
     if args.levels:
@@ -95,6 +133,14 @@ def main(args, error):
     if args.sizes and "uniform" in names and any(n % 2 for n in args.sizes):
         error(f"--sizes {','.join(map(str, args.sizes))}: the uniform benchmark takes even "
               "sizes only (its raw uint32 peers draw n/2 64-bit words)")
+    if args.json:  # writable before minutes of measuring, not after them
+        several = len(names) > 1 and not args.levels  # --levels writes one merged file
+        for path in dict.fromkeys(json_path(args.json, name, several) for name in names):
+            reason = unwritable(path)
+            if reason is not None:
+                print(f"ascend-rand bench: error: --json: cannot write {str(path)!r}: "
+                      f"{reason}", file=sys.stderr)
+                return 2
     if args.levels:
         return levels.main(args, error)
     plot = None
@@ -105,7 +151,7 @@ def main(args, error):
             print(f"ascend-rand bench: error: --plot needs matplotlib ({exc})", file=sys.stderr)
             return 2
     log = harness.progress if sys.stderr.isatty() else None
-    measured = []
+    measured, written = [], True
     for i, name in enumerate(names):
         module = BENCHMARKS[name] if name in BENCHMARKS else ON_REQUEST[name]
         if len(names) > 1:
@@ -118,11 +164,8 @@ def main(args, error):
         module.print_results(results)
         if args.markdown:
             print(module.markdown(results))
-        if args.json:
-            path = json_path(args.json, name, len(names) > 1)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(results, indent=2) + "\n")
-            print(f"results written to {path}")
+        if args.json:  # a failed write loses this file only: the run goes on
+            written &= write_json(results, json_path(args.json, name, len(names) > 1))
         measured.append((name, results))
     print()
     harness.print_targets(measured)
@@ -139,4 +182,4 @@ def main(args, error):
             print(f"ascend-rand bench: error: --plot: {exc}", file=sys.stderr)
             return 2
         print(f"plot written to {path}")
-    return status
+    return status if written else 2

@@ -27,8 +27,10 @@ Exit codes: 0 success; 1 a correctness check failed (``demo``) or ``bench
 --check-target`` missed a target; 2 a usage error, or ``bench --plot`` could
 not load matplotlib or write its picture, or ``bench --levels`` could not run a
 level, or ``stream`` / ``sample`` could not write their output (a full disk,
-a missing folder) or ``sample``'s draw does not fit in memory: one error line,
-never a traceback.
+a missing folder) or ``sample``'s draw does not fit in memory, or ``bench --json``'s
+file cannot be written (checked before the run; a write that fails after it comes after
+the tables): one error line, never a traceback.  Every command: 0 when the reader of
+stdout goes away (``| head``), 130 on Ctrl-C ("interrupted"), see ``main``.
 """
 
 import argparse
@@ -91,10 +93,7 @@ def _cmd_stream(args):
         # (a closed pipe is not an error: stream.write ends quietly on BrokenPipeError.)
         # stdout goes to /dev/null, dropping what is buffered, so that the interpreter's
         # flush at exit does not fail again with a traceback.
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        _quiet_stdout()
         print(f"ascend-rand stream: error: cannot write the stream to stdout: {exc}",
               file=sys.stderr)
         return 2
@@ -245,10 +244,52 @@ def add_user_commands(sub):
     plot_cmd.set_defaults(func=_cmd_plot)
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
+def _quiet_stdout():
+    """Point stdout at /dev/null, dropping what is buffered for it: once a write to it has
+    failed, the interpreter's own flush at exit would fail again, with a traceback."""
     try:
-        return args.func(args)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv=None):
+    """``ascend-rand ARGV``: the exit status (the module's docstring lists them).
+
+    Two rules hold for every command, whatever it is doing (docs/cli.md).  A reader of
+    stdout that has gone (``ascend-rand info | head -1``) is not an error, as for Unix
+    tools piped to ``head``: no traceback, exit 0, as ``stream`` and ``sample -o -``
+    (Python's recipe, docs.python.org/3/library/signal.html#note-on-sigpipe, with
+    stdout then pointed at /dev/null so that the interpreter's flush at exit does not
+    raise again).  Ctrl-C is "interrupted" and exit 130 (128 + SIGINT), also while the
+    parser imports the benchmarks, and (through the ``ascend-rand`` script's entry point,
+    ``ascend_rand_cli.main``) while the package itself is imported.
+    """
+    try:
+        try:
+            # build_parser imports every benchmark module and verify_npu: inside the
+            # try, so that Ctrl-C while they load is handled like Ctrl-C later.
+            args = build_parser().parse_args(argv)
+            status = args.func(args)
+        finally:
+            # What print() left buffered (stdout into a pipe is block-buffered) goes
+            # now, while a closed pipe can still be handled here; also after argparse's
+            # SystemExit (`ascend-rand --help | head -1`).
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # Exit 0 whether a print or the last flush found the reader gone, so that the
+        # status does not depend on buffering (PYTHONUNBUFFERED): the reader decided to
+        # stop.  A verdict (selftest, battery, demo) is read from a run read to the end.
+        _quiet_stdout()
+        return 0
+    except SystemExit as exc:
+        # rich's Console.on_broken_pipe points stdout at /dev/null and raises SystemExit(1)
+        # while handling the BrokenPipeError: the same closed pipe, the same exit 0.
+        if isinstance(exc.__context__, BrokenPipeError):
+            _quiet_stdout()
+            return 0
+        raise
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    return status
