@@ -176,6 +176,68 @@ def test_the_graph_safe_state_refuses_what_the_generator_refuses(triton_on_cpu, 
     assert g.offset == 0
 
 
+# -- dropout: one table over its paths ------------------------------------------------------------
+
+BAD_DROPOUT = [  # (x, p): each refused by ascend_rand.torch.dropout in eager code
+    (torch.ones(8), 1.5), (torch.ones(8), -0.25), (torch.ones(8), float("nan")),
+    (torch.ones(8, dtype=torch.int32), 0.5), (torch.ones(8, dtype=torch.bool), 0.5),
+]
+DROPOUT_IDS = [f"{x.dtype}-p{p}" for x, p in BAD_DROPOUT]
+
+
+def dropout_answer(x, p):
+    g = ar.Generator(7)
+    with pytest.raises((TypeError, ValueError)) as caught:
+        ar_dropout(x, p, generator=g)
+    assert g.offset == 0
+    return type(caught.value), str(caught.value)
+
+
+def compiled_dropout(backend):
+    def via(g, x, p, keep_mask):
+        ops.prepare(g)
+        torch._dynamo.reset()
+        mode = "packed" if keep_mask else "regenerate"
+        return torch.compile(lambda t: ar_dropout(t, p, generator=g, mode=mode),
+                             backend=backend, fullgraph=True)(x)
+    return via
+
+
+DROPOUT_PATHS = {
+    "ascend_rand::dropout": lambda g, x, p, k: torch.ops.ascend_rand.dropout(
+        x, ops.state_tensor(g), p, k),
+    "ascend_rand::engine_dropout": lambda g, x, p, k: torch.ops.ascend_rand.engine_dropout(
+        x, ops.state_tensor(g), p, k),
+    "compiled aot_eager": compiled_dropout("aot_eager"),
+    "compiled inductor": compiled_dropout("inductor"),
+}
+
+
+@pytest.mark.parametrize("keep_mask", [True, False], ids=["packed", "regenerate"])
+@pytest.mark.parametrize("path", list(DROPOUT_PATHS))
+@pytest.mark.parametrize("x, p", BAD_DROPOUT, ids=DROPOUT_IDS)
+def test_every_dropout_path_refuses_what_eager_dropout_refuses(path, x, p, keep_mask):
+    kind, message = dropout_answer(x, p)
+    g = ar.Generator(7)
+    with pytest.raises(kind) as caught:
+        DROPOUT_PATHS[path](g, x, p, keep_mask)
+    assert str(caught.value) == message and g.offset == 0
+
+
+@pytest.mark.parametrize("x, p", BAD_DROPOUT, ids=DROPOUT_IDS)
+def test_graph_safe_dropout_refuses_what_eager_dropout_refuses(triton_on_cpu, x, p):
+    kind, message = dropout_answer(x, p)
+    g = ar.Generator(7)
+    with graph_safe(g, "cpu") as ds:
+        before = ds.state.tolist()
+        for run in (lambda: ar_dropout(x, p, generator=g),
+                    lambda: torch.ops.ascend_rand.dropout(x, ds.state, p, True)):
+            with pytest.raises(kind) as caught:
+                run()
+            assert str(caught.value) == message and ds.state.tolist() == before
+    assert g.offset == 0
+
+
 # -- devices and result dtypes (G01, G02) ----------------------------------------------------------
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this torch has CUDA")
@@ -262,12 +324,20 @@ def test_two_threads_on_one_generator_never_share_a_compiled_dropout(backend):
     assert g.offset == 1 + len(masks) and len(set(masks)) == len(masks)
 
 
-def test_two_threads_on_one_graph_safe_generator_never_share_a_draw(triton_on_cpu):
+@pytest.mark.parametrize("path", ["ascend_rand::draw", "DeviceState.fill"])
+def test_two_threads_on_one_graph_safe_generator_never_share_a_draw(triton_on_cpu, path):
+    from ascend_rand.distributions.uniform import plan_raw
     g = ar.Generator(5)
     with graph_safe(g, "cpu") as ds:
-        call = ops.call_text("raw", torch.uint32)
-        draws = _two_threads(
-            lambda: torch.ops.ascend_rand.draw(ds.state, call, [4]).tolist(), n=60)
+        call, plan = ops.call_text("raw", torch.uint32), plan_raw((4,), "uint32")
+
+        def fill():
+            out = torch.empty(4, dtype=torch.uint32)
+            ds.fill(plan, out)
+            return out.tolist()
+        draw_once = fill if path == "DeviceState.fill" else (
+            lambda: torch.ops.ascend_rand.draw(ds.state, call, [4]).tolist())
+        draws = _two_threads(draw_once, n=100 if path == "DeviceState.fill" else 200)
     assert g.offset == len(draws) and len(set(draws)) == len(draws)
 
 

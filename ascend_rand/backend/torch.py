@@ -233,6 +233,29 @@ def _unusable(torch, dev):
     return None
 
 
+def torch_device(device):
+    """``device`` read as a torch.device, with the messages a Generator made for it gives:
+    BackendUnavailableError for "npu" without a working torch_npu, ValueError naming a
+    string torch does not read as a device.  Reads only: whether tensors can be made
+    there is ``usable_device``'s question (a trace for an absent device reads devices).
+
+    >>> torch_device("cuda:1")
+    device(type='cuda', index=1)
+    """
+    torch = _torch()
+    if isinstance(device, torch.device):
+        return device
+    if isinstance(device, str) and device.split(":")[0] == "npu":
+        ok, why = npu_state()
+        if not ok:
+            from .base import BackendUnavailableError
+            raise BackendUnavailableError(f"device {device!r}: {why}")
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"device {device!r} is not a torch device ({exc})") from None
+
+
 def usable_device(device):
     """``device`` as a torch.device where this torch can make tensors on it ("meta"
     included), else the error a Generator made for it gives: ValueError naming it (not a
@@ -247,18 +270,7 @@ def usable_device(device):
     device(type='meta')
     """
     torch = _torch()
-    if isinstance(device, torch.device):
-        dev, device = device, str(device)  # (named as text, as a Generator's device is)
-    else:
-        if isinstance(device, str) and device.split(":")[0] == "npu":
-            ok, why = npu_state()
-            if not ok:
-                from .base import BackendUnavailableError
-                raise BackendUnavailableError(f"device {device!r}: {why}")
-        try:
-            dev = torch.device(device)
-        except (RuntimeError, TypeError) as exc:
-            raise ValueError(f"device {device!r} is not a torch device ({exc})") from None
+    dev = torch_device(device)
     name = str(dev)
     if name not in _USABLE and dev.type != "meta":
         if dev.type == "npu":
@@ -268,7 +280,8 @@ def usable_device(device):
                 raise BackendUnavailableError(f"device {name!r}: {why}")
         why = _unusable(torch, dev)
         if why is not None:
-            raise ValueError(f"device {device!r} cannot be used by this torch "
+            shown = device if isinstance(device, str) else name  # (as a Generator names it)
+            raise ValueError(f"device {shown!r} cannot be used by this torch "
                              f"({torch.__version__}): {why}")
         _USABLE.add(name)
     return dev

@@ -570,6 +570,18 @@ def dropout(x, p=0.5, training=True, generator=None, mode="packed"):
     True
     """
     what = "dropout"
+    if torch.compiler.is_compiling() and isinstance(p, (int, float)) \
+            and not isinstance(p, bool) and isinstance(x, torch.Tensor):
+        # Compiled code: x and p are checked by the operator when it runs, with the
+        # messages below (an error raised while tracing reaches the user as the
+        # compiler's "observed exception", not as the draw's own).
+        if not isinstance(training, (bool, np.bool_)):
+            raise TypeError(f"{what}: training must be a bool, got {training!r}")
+        mode = _check_mode(mode, what)
+        generator = _check_generator(generator, mode, what)
+        if not training or p == 0.0:
+            return x
+        return ops.dropout(x, generator, float(p), mode)
     float_dtype_name(x, "x", what)
     p = probability(p, "p", what)
     if not isinstance(training, (bool, np.bool_)):
@@ -578,10 +590,9 @@ def dropout(x, p=0.5, training=True, generator=None, mode="packed"):
     generator = _check_generator(generator, mode, what)
     if not training or p == 0.0:
         return x
-    # Compiled code, and a Generator whose state lives on a device (graph-safe mode): the
-    # operator, whose draw reads (seed, offset) from the state tensor (ops.py).
-    if torch.compiler.is_compiling() or (
-            getattr(generator.engine, "_graph_state", None) is not None and not x.is_meta):
+    # A Generator whose state lives on a device (graph-safe mode): the operator, whose draw
+    # reads (seed, offset) from the state tensor (ops.py).
+    if getattr(generator.engine, "_graph_state", None) is not None and not x.is_meta:
         return ops.dropout(x, generator, p, mode)
     if torch.is_grad_enabled() and x.requires_grad:
         return _DropoutFunction.apply(x, generator, p, mode)

@@ -24,7 +24,7 @@ import threading
 import numpy as np
 import torch
 
-from ..backend.torch import usable_device
+from ..backend.torch import torch_device, usable_device
 from ..generator import Generator, plan_of
 from ._bridge import host_tensor
 
@@ -113,8 +113,9 @@ class Call:
         except (ValueError, KeyError, RuntimeError) as exc:
             raise ValueError(f"{what}: a call is 'name dtype=s:<dtype> device=d:<device> "
                              f"arg=<value> ...' (call_text), got {call!r} ({exc})") from None
-        # the Generator's device check and its message (a ValueError naming the device)
-        device = usable_device(device)
+        # read with the Generator's messages; whether it can be used is checked at the
+        # draw (CheckedDraw), not here: a trace for an absent device parses calls too
+        device = torch_device(device)
         self.name, self.params, self.dtype, self.device = name, params, dtype, device
 
 
@@ -177,7 +178,7 @@ class CheckedDraw:
     def __init__(self, call, size):
         parsed = parse_call(call)
         self.parsed, self.size = parsed, size
-        self.device = parsed.device
+        self.device = usable_device(parsed.device)
         if parsed.name.startswith("init."):
             self.plan = None  # (the initialiser checks its own arguments before it draws)
             self._values = self._initialiser(parsed, size)

@@ -8,15 +8,20 @@ graph break.  These operators are what a compiled graph holds instead
 - ``draw(Tensor(a!) state, str call, SymInt[] size) -> Tensor``: one draw of
   ``size``, named by ``call``: a Generator method or an
   ``ascend_rand.torch.init`` initialiser with its arguments, the result's dtype
-  and device, as text (``call_text``; every argument the dispatcher converts
-  costs a microsecond or more a call, so they travel in one string);
+  and device, as text (``call_text``, op_calls.py); from any state tensor;
+- ``engine_draw(Tensor state, str call, SymInt[] size) -> Tensor``: the same
+  draw from a Generator's own state tensor, reserved through its engine;
 - ``dropout(Tensor x, Tensor(a!) state, float p, bool keep_mask) -> (Tensor y,
   Tensor mask, Tensor drawn_at)``: one mask draw applied to x (docs/spec.md
   4.7); ``mask`` the packed mask (0 bytes without ``keep_mask``), ``drawn_at``
-  the (seed, offset) the draw used, all the regenerate backward needs;
+  the (seed, offset) the draw used, all the regenerate backward needs; and
+  ``engine_dropout``, the same from a Generator's own state tensor;
 - ``dropout_backward(Tensor grad, Tensor mask, float p) -> Tensor`` and
   ``dropout_regenerate_backward(Tensor grad, Tensor drawn_at, float p) ->
   Tensor``: dx from the packed mask, or from the mask drawn again.
+
+Every argument of a draw is checked before anything is reserved, with the
+Generator's messages (op_calls.py), so a refused call takes nothing.
 
 Each has a fake implementation (shapes only, for tracing) and ``dropout`` its
 autograd formula; the implementations are registered for the CPU, CUDA and
@@ -32,12 +37,18 @@ recompile every step.
 - On the CPU (``state_tensor``) it *is* the engine's memory,
   ``torch.frombuffer(engine._slots)``: an operator reserves through the engine
   itself (its lock, the partly-read-subsequence skip, the end-of-stream
-  refusal), and the host Generator sees every compiled draw at once.  Where a
-  compiler hands the operator a copy (AOTAutograd's functionalization clones a
-  mutated input and writes it back after the graph), the copy is read and
-  advanced by the same rules, and the write-back lands in the engine.
+  refusal), and the host Generator sees every compiled draw at once.  The
+  front ends compile to ``engine_draw`` / ``engine_dropout``, which the
+  compiler sees as reading the state and as ordered side effects (an effect
+  token keeps every call, in order): it never copies the state, so two
+  threads running one compiled graph reserve through the engine's lock and
+  never share a draw.  ``draw`` and ``dropout`` declare the state mutated;
+  where a compiler hands them a copy (AOTAutograd's functionalization clones a
+  mutated input and writes it back after the graph) the copy is read and
+  advanced as data: a state the caller owns, for one thread at a time.
 - On a device (a Generator in graph-safe mode, ``graph_state``) the state is a
-  device tensor that the Triton kernels read and advance there (no host read).
+  device tensor that the Triton kernels read and advance there (no host read);
+  the DeviceState's lock holds each draw's two launches together.
 
 The torch front ends (``ascend_rand.torch.dropout``, ``Dropout``,
 ``ascend_rand.torch.init``) call these operators while ``torch.compile``
@@ -54,9 +65,8 @@ from array import array
 
 import numpy as np
 import torch
-from torch._library import autograd as _autograd
-
 from torch._higher_order_ops.effects import _EffectType, _register_effectful_op
+from torch._library import autograd as _autograd
 
 from ..engines import Philox
 from ..generator import Generator, _give_back
@@ -227,8 +237,12 @@ def _draw_impl(state, call, size):
     engine, scratch = _engine_of(state, "ascend_rand::draw")
     if not scratch:
         return draw.run(_host_generator(engine))
-    values = draw.run(Generator(engine=engine))
-    _write_back(state, engine)
+    # (a graph-safe state on the CPU: its DeviceState's lock makes the read, the draw and
+    # the write-back one reservation; a state made by hand is its owner's to share)
+    with graph_state.reserving(state):
+        engine, _ = _engine_of(state, "ascend_rand::draw")
+        values = draw.run(Generator(engine=engine))
+        _write_back(state, engine)
     return values
 
 
@@ -299,11 +313,13 @@ def _dropout_module():
 
 
 def _dropout_args(x, state, p, what):
-    """x's dtype name and p, checked as ``ascend_rand.torch.dropout`` checks them."""
+    """x's dtype name and p, checked as ``ascend_rand.torch.dropout`` checks them, with its
+    messages (the front end's checks under torch.compile are these)."""
     D = _dropout_module()
-    dtype_name = D.float_dtype_name(x, "x", what)
+    dtype_name = D.float_dtype_name(x, "x", "dropout")
+    p = D.probability(p, "p", "dropout")
     _check_state(state, what)
-    return dtype_name, D.probability(p, "p", what)
+    return dtype_name, p
 
 
 def _drawn_at(key, counter):
@@ -342,7 +358,11 @@ def _dropout_impl(x, state, p, keep_mask):
             mask = torch.empty(0, dtype=torch.uint8, device=x.device)
         return y, mask, drawn_at
     engine, scratch = _engine_of(state, what)
-    return _dropout_on_engine(x, engine, scratch, state, p, keep_mask, dtype_name)
+    if not scratch:
+        return _dropout_on_engine(x, engine, False, state, p, keep_mask, dtype_name)
+    with graph_state.reserving(state):  # (as in _draw_impl)
+        engine, _ = _engine_of(state, what)
+        return _dropout_on_engine(x, engine, True, state, p, keep_mask, dtype_name)
 
 
 def _engine_dropout_impl(x, state, p, keep_mask):
