@@ -59,10 +59,15 @@ def ranks(tmp_path_factory):
             p.kill()
             p.join(10)
     assert not hung, f"ranks {hung} of {WORLD} were still running after {JOIN_SECONDS} s"
+    return _load_records(out_dir, [f"exit code {p.exitcode}" for p in procs])
+
+
+def _load_records(out_dir, exits):
+    """Each rank's pickled results (``exits[r]``: how rank r ended, for the message)."""
     records = []
-    for r, p in enumerate(procs):
+    for r, how in enumerate(exits):
         path = out_dir / f"rank{r}.pkl"
-        assert path.exists(), f"rank {r} wrote no results (exit code {p.exitcode})"
+        assert path.exists(), f"rank {r} wrote no results ({how})"
         with open(path, "rb") as f:
             rec = pickle.load(f)
         assert "crash" not in rec, f"rank {r} crashed:\n{rec['crash']}"
@@ -261,15 +266,8 @@ def out_of_step(tmp_path_factory):
             p.kill()
             errs.append(p.communicate()[1])
     assert not hung, f"ranks {hung} of {WORLD} were still running after {JOIN_SECONDS} s"
-    records = []
-    for r, p in enumerate(procs):
-        path = out_dir / f"rank{r}.pkl"
-        assert path.exists(), f"rank {r} wrote no results (exit code {p.returncode}):\n{errs[r]}"
-        with open(path, "rb") as f:
-            rec = pickle.load(f)
-        assert "crash" not in rec, f"rank {r} crashed:\n{rec['crash']}"
-        records.append(rec)
-    return records
+    return _load_records(out_dir, [f"exit code {p.returncode}; stderr:\n{err}" for p, err in
+                                   zip(procs, errs)])
 
 
 def _out_of_step_message(call, listed):

@@ -570,26 +570,22 @@ def dropout(x, p=0.5, training=True, generator=None, mode="packed"):
     True
     """
     what = "dropout"
-    if torch.compiler.is_compiling() and isinstance(p, (int, float)) \
-            and not isinstance(p, bool) and isinstance(x, torch.Tensor):
-        # Compiled code: x and p are checked by the operator when it runs, with the
-        # messages below (an error raised while tracing reaches the user as the
-        # compiler's "observed exception", not as the draw's own).
-        if not isinstance(training, (bool, np.bool_)):
-            raise TypeError(f"{what}: training must be a bool, got {training!r}")
-        mode = _check_mode(mode, what)
-        generator = _check_generator(generator, mode, what)
-        if not training or p == 0.0:
-            return x
-        return ops.dropout(x, generator, float(p), mode)
-    float_dtype_name(x, "x", what)
-    p = probability(p, "p", what)
+    # Compiled code: x and p are checked by the operator when it runs, with these messages
+    # (an error raised while tracing reaches a fullgraph user as the compiler's "observed
+    # exception", not as the draw's own).
+    deferred = torch.compiler.is_compiling() and isinstance(p, (int, float)) \
+        and not isinstance(p, bool) and isinstance(x, torch.Tensor)
+    if not deferred:
+        float_dtype_name(x, "x", what)
+        p = probability(p, "p", what)
     if not isinstance(training, (bool, np.bool_)):
         raise TypeError(f"{what}: training must be a bool, got {training!r}")
     mode = _check_mode(mode, what)
     generator = _check_generator(generator, mode, what)
     if not training or p == 0.0:
         return x
+    if deferred:
+        return ops.dropout(x, generator, float(p), mode)
     # A Generator whose state lives on a device (graph-safe mode): the operator, whose draw
     # reads (seed, offset) from the state tensor (ops.py).
     if getattr(generator.engine, "_graph_state", None) is not None and not x.is_meta:
