@@ -42,11 +42,18 @@ API (H-OPS's operators and the torch front ends use exactly this)
     host copy: call it outside a captured region) and return the Generator's
     ``state`` dict.  OverflowError where draws were made after the last
     offset (the engine is then left exhausted, as the host's would be);
-    RuntimeError where the host engine drew while its state was on the device
-    (those draws used offsets the device uses too).
+    RuntimeError where the host engine moved while its state was on the device
+    (numpy's draws through its capsule, ``advance``, ``set_state``), the engine
+    then left past every offset either side used.  While the mode lasts the
+    host refuses the Generator's own draws when they are made (RuntimeError:
+    the engine's FLAGS carry DEVICE, docs/spec.md 2.4).
     ``.load()``: the reverse, after ``generator.set_state(...)`` (a checkpoint
     restored): the engine's state written into ``.state`` in place.
-    ``.close()``: ``sync()`` and leave graph-safe mode (idempotent).
+    ``.close()``: ``sync()`` and leave graph-safe mode (idempotent); in a
+    ``with`` block that raises, a failing close is a note on the block's own
+    exception.
+    ``.reserve_lock``: held around each draw's two launches (``reserving``), so
+    two threads drawing from one graph-safe Generator never read one offset.
 
 ``graph_state.active(generator) -> DeviceState | None``
     The Generator's device state while it is in graph-safe mode (an attribute
