@@ -36,6 +36,7 @@ SANITIZE_TESTS=(
   tests/test_choice_kernels.py tests/test_derive.py tests/test_simd_levels.py
   tests/test_entropy_reserve.py tests/test_fuzz_regressions.py tests/test_api_properties.py
   tests/test_capsule_lifetime.py tests/test_end_of_stream.py tests/test_numpy_protocol.py
+  tests/test_numpy_reset.py
 )
 
 # libstdc++ is preloaded too: python itself does not link it, and ASan's __cxa_throw
