@@ -173,12 +173,13 @@ class CheckedDraw:
     draw from ``generator`` (one draw; on "meta" the Generator moves on as that draw
     would and nothing is allocated) and returns it on the call's device."""
 
-    __slots__ = ("parsed", "size", "plan", "device", "_values")
+    __slots__ = ("parsed", "size", "plan", "device", "_values", "_where")
 
     def __init__(self, call, size):
         parsed = parse_call(call)
         self.parsed, self.size = parsed, size
         self.device = usable_device(parsed.device)
+        self._where = self.device.type if self.device.type in ("cpu", "meta") else None
         if parsed.name.startswith("init."):
             self.plan = None  # (the initialiser checks its own arguments before it draws)
             self._values = self._initialiser(parsed, size)
@@ -201,13 +202,15 @@ class CheckedDraw:
         return run
 
     def run(self, generator):
-        if self.device.type == "meta":
+        where = self._where
+        if where == "cpu":  # (the common case first: a small draw's cost is this call)
+            return self._values(generator)
+        if where == "meta":
             if self.plan is not None:
                 generator._skip(self.plan)
                 return torch.empty(self.size, dtype=self.parsed.dtype, device="meta")
             return self._values(generator)
-        values = self._values(generator)
-        return values if self.device.type == "cpu" else values.to(self.device)
+        return self._values(generator).to(self.device)
 
 
 _CHECKED = {}

@@ -95,7 +95,7 @@ DISPATCH_KEYS = ("CPU", "CUDA", "PrivateUse1")
 # -- the draws ------------------------------------------------------------------------------------
 
 def _draw_impl(state, call, size):
-    _check_state(state, "ascend_rand::draw")
+    # (state is a tensor: the schema's; _engine_of and the device path check its layout)
     draw = checked(call, tuple(size))  # every argument, before anything is reserved
     if not state.is_cpu:
         return _draw_from_device_state(state, draw.parsed, draw.size, call)
