@@ -381,6 +381,21 @@ def test_a_meta_x_moves_the_generator_on_every_dropout_path_alike():
     assert offsets == {"eager": 1, "ascend_rand::dropout": 1, "ascend_rand::engine_dropout": 1}
 
 
+def test_a_meta_draw_in_graph_safe_mode_moves_the_device_state(triton_on_cpu):
+    # the host refuses draws in the mode: a meta tensor's draw moves the device state on,
+    # one advance launch, as an empty draw does (docs/spec.md 2.4)
+    from ascend_rand.torch import init
+    g = ar.Generator(6)
+    with graph_safe(g, "cpu") as ds:
+        y = ar_dropout(torch.empty(1 << 20, device="meta"), 0.5, generator=g)
+        w = init.normal_(torch.empty(512, 512, device="meta"), generator=g)
+        assert y.is_meta and w.is_meta and ds.state.tolist()[1] == 2
+        out = torch.empty(3)
+        ds.fill(ar.generator.plan_of("random", size=3), out)
+    assert out.tolist() == ar.stateless.uniform(3, key=6, counter=(0, 2)).tolist()
+    assert g.offset == 3
+
+
 # -- double backward (G09) ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("keep_mask", [True, False], ids=["packed", "regenerate"])

@@ -53,7 +53,7 @@ from ..distributions.cache import cache_key, cached
 from ..distributions.uniform import in_dtype
 from ..engines import Philox
 from ..generator import Generator, _give_back
-from . import ops
+from . import graph_state, ops
 from ._bridge import float_dtype_name, generator_or_default, host_tensor, is_tensor_backend
 
 MODES = ("packed", "regenerate")
@@ -462,7 +462,7 @@ def _forward(ctx, x, generator, p, mode):
     if x.is_meta:
         # No mask and no memory (torch's dropout on meta makes none either); the
         # Generator moves on as the draw would (docs/spec.md 2.4).
-        generator._skip(plan_dropout_mask((n,), p))
+        graph_state.skip(generator, plan_dropout_mask((n,), p))
         return torch.empty_like(x)
     plan = mask_plan(n, p)
     if not isinstance(generator.engine, Philox):

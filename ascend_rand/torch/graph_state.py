@@ -109,6 +109,18 @@ def active(generator):
     return getattr(generator.engine, _ATTR, None)
 
 
+def skip(generator, plan):
+    """Move ``generator`` on as a draw of ``plan`` would, drawing and allocating nothing
+    (the draw into a meta tensor, docs/spec.md 2.4): in graph-safe mode the device state
+    (one launch of the advance kernel, the state form of an empty draw), else the host
+    engine (``Generator._skip``), which in the mode would be refused."""
+    ds = getattr(generator.engine, _ATTR, None)
+    if ds is None:
+        generator._skip(plan)
+    else:
+        ds.skip()
+
+
 def state_for(generator, device):
     """The device state tensor for a draw on ``device`` from ``generator``: None outside
     graph-safe mode; RuntimeError where the mode is on another device."""
@@ -237,6 +249,15 @@ class DeviceState:
         self._check_open("fill")
         with self.kernel_mode(), self.reserve_lock:
             return self.kernels.fill_from_state(plan, out, self.state)
+
+    def skip(self):
+        """The device state's offset moved on by one, nothing drawn: a meta tensor's draw
+        (``graph_state.skip``); one launch, as an empty draw's."""
+        self._check_open("skip")
+        with self.kernel_mode():
+            from ..backend.triton_kernels import state as state_kernels
+        with self.kernel_mode(), self.reserve_lock:
+            state_kernels.advance(self.state)
 
     def dropout_forward(self, x, p, keep_mask=True):
         """(y, packed mask or None, drawn_at): ``dropout.forward_from_state`` on this state."""

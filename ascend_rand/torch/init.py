@@ -42,7 +42,7 @@ from .. import _validate
 from ..distributions import initializers
 from ..distributions.normal import plan_normal, plan_truncated_normal
 from ..distributions.uniform import plan_uniform
-from . import ops
+from . import graph_state, ops
 from ._bridge import float_dtype_name, from_float64, generator_or_default, host_tensor
 
 __all__ = [
@@ -82,7 +82,7 @@ def _skip(generator, method, shape, dtype_name, **params):
     model materialised later and initialised again, see the offsets of a run on a
     real device.  The arguments are checked as the draw checks them.
     """
-    generator._skip(_PLAN_OF[method](shape, dtype_name, **params))
+    graph_state.skip(generator, _PLAN_OF[method](shape, dtype_name, **params))
 
 
 def _fill_(tensor, values):

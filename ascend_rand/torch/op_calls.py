@@ -207,7 +207,8 @@ class CheckedDraw:
             return self._values(generator)
         if where == "meta":
             if self.plan is not None:
-                generator._skip(self.plan)
+                generator._skip(self.plan)  # (a host Generator: graph-safe draws are METHODS'
+                # plans on the device state, never meta: graph_state.state_for refuses it)
                 return torch.empty(self.size, dtype=self.parsed.dtype, device="meta")
             return self._values(generator)
         return self._values(generator).to(self.device)
