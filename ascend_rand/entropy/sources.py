@@ -250,7 +250,8 @@ class RdseedSource(_CpuInstructionSource):
     min_entropy = 32.0
     _fill = "rdseed64"
     _instruction = "rdseed"
-    _cpu_lacks = "this CPU does not offer RDSEED (CPUID leaf 7, EBX bit 18 is clear)"
+    _cpu_lacks = ("this CPU does not offer RDSEED (CPUID leaf 7, EBX bit 18 is clear), or the "
+                  "kernel disabled it as unreliable (no 'rdseed' in /proc/cpuinfo's flags)")
 
 
 class RdrandSource(_CpuInstructionSource):
@@ -269,7 +270,8 @@ class RdrandSource(_CpuInstructionSource):
     seed_grade = False
     _fill = "rdrand64"
     _instruction = "rdrand"
-    _cpu_lacks = "this CPU does not offer RDRAND (CPUID leaf 1, ECX bit 30 is clear)"
+    _cpu_lacks = ("this CPU does not offer RDRAND (CPUID leaf 1, ECX bit 30 is clear), or the "
+                  "kernel disabled it as unreliable (no 'rdrand' in /proc/cpuinfo's flags)")
 
 
 class RndrrsSource(_CpuInstructionSource):

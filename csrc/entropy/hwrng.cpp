@@ -10,6 +10,11 @@
 #define ASCEND_RAND_HW_X86 1
 #include <cpuid.h>
 #include <immintrin.h>
+#if defined(__linux__)
+#include <fstream>
+#include <sstream>
+#include <string>
+#endif
 #elif defined(__aarch64__)
 #define ASCEND_RAND_HW_ARM 1
 #if defined(__linux__)
@@ -29,6 +34,34 @@ bool cpuid_bit(unsigned leaf, unsigned subleaf, int reg, unsigned bit) {
   if (__get_cpuid_max(0, nullptr) < leaf) return false;
   __cpuid_count(leaf, subleaf, r[0], r[1], r[2], r[3]);
   return (r[reg] >> bit) & 1u;
+}
+
+// Whether the kernel lets user space use ``flag``: Linux clears a CPU feature from
+// /proc/cpuinfo's flags where it knows the instruction to be broken though CPUID sets
+// its bit (AMD Zen 5's RDSEED erratum, whose 16- and 32-bit forms return 0 as a
+// success; RDRAND on the AMD families that return all ones after a resume).  The
+// kernel's word is taken: a feature it cleared is not used.  Where the file cannot be
+// read (no procfs), CPUID alone decides.
+bool kernel_allows(const char* flag) {
+#if defined(__linux__)
+  std::ifstream in("/proc/cpuinfo");
+  if (!in) return true;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, 5, "flags") != 0) continue;
+    const auto colon = line.find(':');
+    std::istringstream words(colon == std::string::npos ? std::string() : line.substr(colon + 1));
+    std::string w;
+    while (words >> w) {
+      if (w == flag) return true;
+    }
+    return false;
+  }
+  return true;  // no flags line: nothing to go by but CPUID
+#else
+  (void)flag;
+  return true;
+#endif
 }
 
 // Carry clear = no value ready (RDSEED: the conditioner has no fresh seed yet,
@@ -63,12 +96,12 @@ __attribute__((target("rdrnd"))) size_t rdrand_fill(uint64_t* out, size_t n,
 }  // namespace
 
 bool rdseed_available() {
-  static const bool has = cpuid_bit(7, 0, 1, 18);  // leaf 7, EBX bit 18
+  static const bool has = cpuid_bit(7, 0, 1, 18) && kernel_allows("rdseed");  // EBX bit 18
   return has;
 }
 
 bool rdrand_available() {
-  static const bool has = cpuid_bit(1, 0, 2, 30);  // leaf 1, ECX bit 30
+  static const bool has = cpuid_bit(1, 0, 2, 30) && kernel_allows("rdrand");  // ECX bit 30
   return has;
 }
 

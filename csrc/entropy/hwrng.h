@@ -32,7 +32,9 @@ constexpr unsigned kRdrandRetries = 10;
 constexpr unsigned kRndrrsRetries = 1024;
 
 // Whether this CPU (and, for RNDRRS, the kernel) offers the instruction.
-// RDSEED: CPUID leaf 7 sub-leaf 0, EBX bit 18.  RDRAND: CPUID leaf 1, ECX bit 30.
+// RDSEED: CPUID leaf 7 sub-leaf 0, EBX bit 18.  RDRAND: CPUID leaf 1, ECX bit 30.  On
+// Linux each also needs its flag in /proc/cpuinfo: the kernel clears it where it knows
+// the instruction broken (AMD Zen 5's RDSEED erratum), and its word is taken.
 // RNDRRS: getauxval(AT_HWCAP2) & HWCAP2_RNG on Linux/aarch64.
 bool rdseed_available();
 bool rdrand_available();
