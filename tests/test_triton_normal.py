@@ -526,6 +526,41 @@ def test_tiles_limbs_and_one_launch(name, plan, limbs, small_tiles, launch_count
     assert launch_counter["n"] == 1 and launch.launches == before + 1
 
 
+@pytest.mark.parametrize("bounds", [None, (-0.5, 0.5), (-2.0, 2.0)],
+                         ids=["normal", "narrow", "bounded"])
+def test_ziggurat_queue_chunks_and_ring(bounds, small_tiles, launch_counter, ref):
+    """The ziggurat's second phase (pending.py) in every state it has: tiles of 16
+    elements and 2 programs, so that a program's queue fills full chunks of RETRY between
+    tiles, its ring of ring_size(16) entries wraps, and its last chunk is partial.  How
+    many elements each program queues is counted here from the stream's words and the
+    spec's step 1 (5.3: layer = w & 255, mag = w >> 9, accepted where mag < K[layer] and,
+    bounded, mag * W[layer] with w's sign inside the bounds).  The native bits, one launch."""
+    from ascend_rand.backend.triton_kernels import pending
+    from ascend_rand.fallback import ziggurat_tables as zt
+
+    n, key, counter = 6001, 0x243F6A8885A308D3, (M64 - 1, 3)
+    plan = (plan_normal(n, "float32", 0.0, 1.0, "ziggurat") if bounds is None
+            else plan_truncated_normal(n, "float32", 0.0, 1.0, *bounds))
+    if bounds is not None:
+        assert plan.params[3] == TRUNC_ZIGGURAT
+    w = np.array(ref.words(key, counter, n), dtype=np.uint64)
+    layer, mag = (w & 255).astype(np.int64), (w >> 9).astype(np.int64)
+    ok = mag < np.array(zt.K_F32, dtype=np.int64)[layer]
+    if bounds is not None:
+        z = mag.astype(np.float32) * np.array(zt.W_F32, dtype=np.float32)[layer]
+        z = np.where((w >> 8) & 1, -z, z)
+        ok &= (z >= bounds[0]) & (z <= bounds[1])
+    program = (np.arange(n) // 16) % 2
+    queued = [int(np.sum(~ok & (program == p))) for p in (0, 1)]
+    retry, cap = pending.RETRY.value, pending.ring_size(16)
+    if bounds == (-0.5, 0.5):  # several full chunks and wraps of the ring in each program
+        assert min(queued) > 8 * retry and min(queued) > 4 * cap, queued
+    assert all(q % retry for q in queued), queued  # a partial last chunk
+    before = launch.launches
+    check_plan(plan, key, counter, f"ziggurat queue {bounds}")
+    assert launch_counter["n"] == 1 and launch.launches == before + 1
+
+
 def test_one_launch_with_retries(monkeypatch, launch_counter):
     """A draw whose elements loop over several slots (PATH_KEYS' repeated tail) is still
     one launch: the retries run inside the kernel."""
@@ -596,11 +631,13 @@ stream = {"n": "i32", **{k: "i32" for k in ("key_lo", "key_hi", "ctr0", "ctr1", 
 f32 = lambda *names: {k: "fp32" for k in names}
 i32 = lambda names: {k: "i32" for k in names}
 t32 = {"W": "*fp32", "K": "*i32", "F": "*fp32"}
+queue = {"scratch": "*i32"}  # the ziggurat's pending queue (pending.py)
 t64 = {"W": "*fp64", "K": "*i32", "F": "*fp64"}
 cases = {
     "ziggurat bounded bfloat16": (N.ziggurat_kernel,
-        {"out_ptr": "*i16", **stream, **f32("loc", "scale", "lo", "hi"), **t32},
-        dict(BOUNDED=True, SCALED=True, OUT16=True, FP16=False, BLOCK=64, LIMBS16=False)),
+        {"out_ptr": "*i16", **stream, **f32("loc", "scale", "lo", "hi"), **t32, **queue},
+        dict(BOUNDED=True, SCALED=True, OUT16=True, FP16=False, BLOCK=64, CAP=512,
+             LIMBS16=False)),
     "box_muller float32": (N.box_muller_kernel,
         {"out_ptr": "*fp32", **stream, **f32("loc", "scale")},
         dict(SCALED=True, OUT16=False, FP16=False, BLOCK=64, LIMBS16=False)),

@@ -135,7 +135,10 @@ for name, (kernel, signature, constants) in cases.items():
         compiled = triton.compile(ASTSource(fn=kernel, signature=signature, **{word: constants}),
                                   target=GPUTarget("cuda", 90, 32),
                                   options={"enable_fp_fusion": False})
-    except Exception as exc:
+    except triton.compiler.errors.CompilationError as exc:  # the kernel's own fault: fail
+        print(json.dumps({"compile_error": f"{name}: {exc}"[-3000:]}))
+        sys.exit(0)
+    except Exception as exc:  # no NVIDIA backend or toolchain here
         print(json.dumps({"error": f"{type(exc).__name__}: {exc}"[:500]}))
         sys.exit(0)
     out[name] = compiled.asm["ptx"]
@@ -147,7 +150,8 @@ def compile_to_ptx(cases_source, timeout=300):
     """{case name: PTX} of the kernels ``cases_source`` names, compiled for sm_90 in a child
     process (this process's kernels are the interpreter's; only a process without
     TRITON_INTERPRET has compilable ones); the test skipped where this Triton cannot
-    compile for CUDA (no NVIDIA backend or toolchain)."""
+    compile for CUDA (no NVIDIA backend or toolchain), failed where a kernel does not
+    compile (a CompilationError)."""
     import json
     import subprocess
     import sys
@@ -160,6 +164,7 @@ def compile_to_ptx(cases_source, timeout=300):
         pytest.fail(f"compiling the kernels for CUDA took over {timeout} s")
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "compile_error" not in result, result.get("compile_error")
     if "error" in result:
         pytest.skip(f"this Triton cannot compile for CUDA here: {result['error']}")
     return result

@@ -19,7 +19,9 @@ fresh mask on each replay.
 A tile is BLOCK mask bytes, 8 * BLOCK elements: byte j takes its bits from
 Philox blocks 2j (elements 8j .. 8j + 3) and 2j + 1 (8j + 4 .. 8j + 7), as
 ``bernoulli_packed_kernel`` does, and element 8j + k is read and written
-with bit k of that byte.
+with bit k of that byte.  The elements are a [BLOCK, 8] tile, row j the byte's
+eight: a thread draws its rows' bytes and reads and writes their elements as
+contiguous runs (16-byte accesses), unmasked where the tile is full.
 
 Applying a bit (spec 4.7, ``ascend_rand.apply_mask``): a kept element is
 fl_T(x * scale), ``scale`` already fl_T(1 / (1 - p)); a dropped one is +0,
@@ -55,7 +57,7 @@ from .words import STREAM, stream_words
 # Mask bytes per tile (8 elements each): a program's live vectors (two Philox blocks of
 # four lanes, one element load at a time) stay within an Ascend vector core's unified
 # buffer, as the packed-mask kernel's 512 do (launch.py).  A power of two (tl.arange).
-BLOCK = 512
+BLOCK = 256
 
 # Element formats (the kernel's FMT): float32, float64, float16, bfloat16.
 F32, F64, F16, BF16 = 0, 1, 2, 3
@@ -63,23 +65,36 @@ _FMT = {"float32": F32, "float64": F64, "float16": F16, "bfloat16": BF16}
 
 
 @triton.jit
-def _drawn_byte(c0, c1, c2, c3, k0, k1, first_byte, j, left, tm1, t_nonzero,
-                LIMBS16: tl.constexpr):
-    """Mask byte first_byte + j of the draw (spec 4.5), bits past ``left`` 0 (uint32)."""
-    off = to_word(2 * j, LIMBS16)
-    byte = tl.zeros_like(off)
-    for half in tl.static_range(2):
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, 2 * first_byte, off + half, LIMBS16)
-        e = 8 * j + 4 * half
-        nibble = (to_word(bernoulli_bit_below(x0, tm1, t_nonzero, LIMBS16) & (e < left), LIMBS16)
-                  | (to_word(bernoulli_bit_below(x1, tm1, t_nonzero, LIMBS16) & (e + 1 < left),
-                             LIMBS16) << 1)
-                  | (to_word(bernoulli_bit_below(x2, tm1, t_nonzero, LIMBS16) & (e + 2 < left),
-                             LIMBS16) << 2)
-                  | (to_word(bernoulli_bit_below(x3, tm1, t_nonzero, LIMBS16) & (e + 3 < left),
-                             LIMBS16) << 3))
-        byte = byte | (nibble << (4 * half))
-    return byte
+def _drawn_nibble(c0, c1, c2, c3, k0, k1, first_byte, j, HALF: tl.constexpr, left, tm1,
+                  t_nonzero, LIMBS16: tl.constexpr):
+    """Bits 4 HALF .. 4 HALF + 3 of the tile's mask bytes first_byte + j (spec 4.5: Philox
+    block 2 (first_byte + j) + HALF, lane m the element 8j + 4 HALF + m), those past
+    ``left`` 0: (the nibbles as words, the bits as a [BLOCK, 4] tile)."""
+    x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, 2 * first_byte, to_word(2 * j + HALF, LIMBS16),
+                            LIMBS16)
+    e = 8 * j + 4 * HALF
+    b0 = bernoulli_bit_below(x0, tm1, t_nonzero, LIMBS16) & (e < left)
+    b1 = bernoulli_bit_below(x1, tm1, t_nonzero, LIMBS16) & (e + 1 < left)
+    b2 = bernoulli_bit_below(x2, tm1, t_nonzero, LIMBS16) & (e + 2 < left)
+    b3 = bernoulli_bit_below(x3, tm1, t_nonzero, LIMBS16) & (e + 3 < left)
+    nibble = (to_word(b0, LIMBS16) | (to_word(b1, LIMBS16) << 1) | (to_word(b2, LIMBS16) << 2)
+              | (to_word(b3, LIMBS16) << 3))
+    return nibble, tl.reshape(tl.join(tl.join(b0, b2), tl.join(b1, b3)), [j.shape[0], 4])
+
+
+@triton.jit
+def _apply(dst, src, keep, e, left, scale32, scale_hi, scale_lo, FMT: tl.constexpr,
+           BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
+    """dst = DropOutDoMask(src) with the [BLOCK, 4] bits ``keep`` over elements ``e`` of
+    the tile: unmasked for a full tile (wide accesses), else where e < left."""
+    if left >= 8 * BLOCK:
+        bits = tl.load(src)
+        tl.store(dst, tl.where(keep, _kept(bits, scale32, scale_hi, scale_lo, FMT, LIMBS16), 0))
+    else:
+        valid = e < left
+        bits = tl.load(src, mask=valid, other=0)
+        tl.store(dst, tl.where(keep, _kept(bits, scale32, scale_hi, scale_lo, FMT, LIMBS16), 0),
+                 mask=valid)
 
 
 @triton.jit
@@ -135,27 +150,37 @@ def dropout_kernel(out_ptr, in_ptr, mask_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr
             tl.store(key_hi + w, tl.load(key_lo + w), mask=w + 4 * tl.program_id(0) < 4)
     tm1 = word(t_minus_1, LIMBS16)
     j = tl.arange(0, BLOCK)
+    m = tl.arange(0, 4)
+    # Byte j's elements as two [BLOCK, 4] halves, 8j + m (block 2j's lanes, bits 0-3) and
+    # 8j + 4 + m (block 2j + 1's, bits 4-7): a thread's row of a half is one 16-byte access
+    # of float32, and both halves of a row, and its byte, are the same thread's.
+    e = 8 * j[:, None] + m[None, :]
     for tile in range(tl.program_id(0), tl.cdiv(nbytes, BLOCK), tl.num_programs(0)):
         first_byte = tl.cast(tile, tl.int64) * BLOCK
         # Elements of this tile inside the tensor (<= 0 in the mask's padding tiles).
         left = tl.minimum(n - 8 * first_byte, 8 * BLOCK).to(tl.int32)
         if DRAW:
-            byte = _drawn_byte(c0, c1, c2, c3, k0, k1, first_byte, j, left, tm1, t_nonzero,
-                               LIMBS16)
+            low, keep_lo = _drawn_nibble(c0, c1, c2, c3, k0, k1, first_byte, j, 0, left, tm1,
+                                         t_nonzero, LIMBS16)
+            high, keep_hi = _drawn_nibble(c0, c1, c2, c3, k0, k1, first_byte, j, 1, left, tm1,
+                                          t_nonzero, LIMBS16)
             if WRITE_MASK:
-                tl.store(mask_ptr + first_byte + j, byte.to(tl.uint8),
-                         mask=j < nbytes - first_byte)
+                # Byte j, stored by the thread that drew it: the row index as the tile's own
+                # (a reduction along the row), so the store keeps the rows' layout instead of
+                # one that would draw the bytes again.
+                row = tl.max(e, axis=1) // 8
+                tl.store(mask_ptr + first_byte + row, (low | (high << 4)).to(tl.uint8),
+                         mask=row < nbytes - first_byte)
         else:
             byte = to_word(tl.load(mask_ptr + first_byte + j, mask=8 * j < left, other=0), LIMBS16)
+            keep_lo = ((byte[:, None] >> m[None, :]) & 1) != 0
+            keep_hi = ((byte[:, None] >> (m[None, :] + 4)) & 1) != 0
         src = in_ptr + 8 * first_byte
         dst = out_ptr + 8 * first_byte
-        for k in tl.static_range(8):
-            e = 8 * j + k
-            valid = e < left
-            bits = tl.load(src + e, mask=valid, other=0)
-            keep = ((byte >> k) & 1) != 0
-            kept = _kept(bits, scale32, scale_hi, scale_lo, FMT, LIMBS16)
-            tl.store(dst + e, tl.where(keep, kept, 0), mask=valid)
+        _apply(dst + e, src + e, keep_lo, e, left, scale32, scale_hi, scale_lo, FMT, BLOCK,
+               LIMBS16)
+        _apply(dst + e + 4, src + e + 4, keep_hi, e + 4, left, scale32, scale_hi, scale_lo, FMT,
+               BLOCK, LIMBS16)
 
 
 # -- entry points ---------------------------------------------------------------------------------

@@ -20,7 +20,8 @@ import torch
 
 from ...fallback import ziggurat_tables as _zt
 from ...fallback.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
-from .launch import cdiv, draw_source, int32, launch
+from .launch import cdiv, draw_source, int32, launch, programs
+from .pending import ring_size, scratch_words
 from .normal import box_muller_f64_kernel, box_muller_kernel, ziggurat_f64_kernel, ziggurat_kernel
 from .truncated import proposal_f64_kernel, proposal_kernel
 
@@ -88,6 +89,13 @@ def _family(out, fmt):
     return out, False, False
 
 
+def _scratch(kernel, out, tiles, tile):
+    """The pending queue's scratch rows (pending.py) for a launch of ``kernel`` over
+    ``tiles`` tiles of ``tile`` elements: int32, two rows a program, on out's device."""
+    words = scratch_words(programs(kernel, out.device, tiles), tile)
+    return torch.empty(words, dtype=torch.int32, device=out.device)
+
+
 def _ziggurat(out, stream, fmt, loc, scale, scaled, lo, hi, bounded):
     n = out.numel()
     t32, t64 = tables(out.device)
@@ -99,9 +107,12 @@ def _ziggurat(out, stream, fmt, loc, scale, scaled, lo, hi, bounded):
     else:
         block = BLOCKS["ziggurat"]
         dst, out16, fp16 = _family(out, fmt)
-        launch(ziggurat_kernel, out, cdiv(n, 4 * block), dst, n, *stream, float(loc),
-               float(scale), float(lo), float(hi), *t32, BOUNDED=bounded, SCALED=scaled,
-               OUT16=out16, FP16=fp16, BLOCK=block)
+        tiles = cdiv(n, 4 * block)
+        launch(ziggurat_kernel, out, tiles, dst, n, *stream, float(loc),
+               float(scale), float(lo), float(hi), *t32, _scratch(ziggurat_kernel, out, tiles,
+                                                                  4 * block),
+               BOUNDED=bounded, SCALED=scaled, OUT16=out16, FP16=fp16, BLOCK=block,
+               CAP=ring_size(4 * block))
 
 
 def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled, words=None, *,

@@ -118,23 +118,30 @@ def counter_lanes(c0, c1, c2, c3, first, off, LIMBS16: tl.constexpr = False):
 
     ``c0..c3``: the draw's counter words (uint32 scalars, c0 least
     significant); ``first``: the tile's first block (an int64 scalar, below
-    2**63); ``off``: the uint32 offsets of the tile's blocks.  The 64-bit sum
-    first + off is formed by halves, then added to C lane by lane, each
-    carry out of a lane taken into the next; c3's carry out is the wrap at
-    2**128.
+    2**63); ``off``: the uint32 offsets of the tile's blocks.  The tile's base
+    C + first is formed once, on scalars (by halves, each carry out of a word
+    taken into the next; c3's carry out is the wrap at 2**128); each lane then
+    adds its offset, below 2**32, to that base, its carry rippling up the
+    words: four adds and three unsigned compares a block.
     """
-    b_lo = core.add(to_word(first & 0xFFFFFFFF, LIMBS16), off, sanitize_overflow=False)
-    b_hi = core.add(to_word(first >> 32, LIMBS16), to_word(ult(b_lo, off, LIMBS16), LIMBS16),
-                    sanitize_overflow=False)
-    x0 = core.add(c0, b_lo, sanitize_overflow=False)
-    carry = to_word(ult(x0, b_lo, LIMBS16), LIMBS16)
-    t = core.add(c1, b_hi, sanitize_overflow=False)
-    x1 = core.add(t, carry, sanitize_overflow=False)
-    # t wrapped (t < b_hi), or t + carry did: never both, since a wrapped t is below 2**32 - 1.
-    carry = to_word(ult(t, b_hi, LIMBS16) | ult(x1, t, LIMBS16), LIMBS16)
-    x2 = core.add(c2, carry, sanitize_overflow=False)
+    f_lo = to_word(first & 0xFFFFFFFF, LIMBS16)
+    f_hi = to_word(first >> 32, LIMBS16)
+    s0 = core.add(c0, f_lo, sanitize_overflow=False)
+    carry = to_word(ult(s0, f_lo, LIMBS16), LIMBS16)
+    t = core.add(c1, f_hi, sanitize_overflow=False)
+    s1 = core.add(t, carry, sanitize_overflow=False)
+    # t wrapped (t < f_hi), or t + carry did: never both, since a wrapped t is below 2**32 - 1.
+    carry = to_word(ult(t, f_hi, LIMBS16) | ult(s1, t, LIMBS16), LIMBS16)
+    s2 = core.add(c2, carry, sanitize_overflow=False)
+    carry = to_word(ult(s2, carry, LIMBS16), LIMBS16)
+    s3 = core.add(c3, carry, sanitize_overflow=False)
+    x0 = core.add(s0, off, sanitize_overflow=False)
+    carry = to_word(ult(x0, off, LIMBS16), LIMBS16)
+    x1 = core.add(s1, carry, sanitize_overflow=False)
+    carry = to_word(ult(x1, carry, LIMBS16), LIMBS16)
+    x2 = core.add(s2, carry, sanitize_overflow=False)
     carry = to_word(ult(x2, carry, LIMBS16), LIMBS16)
-    x3 = core.add(c3, carry, sanitize_overflow=False)
+    x3 = core.add(s3, carry, sanitize_overflow=False)
     return x0, x1, x2, x3
 
 

@@ -50,12 +50,34 @@ def stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16: tl.constexpr =
 
 
 @triton.jit
+def interleave4(y0, y1, y2, y3):
+    """The four [BLOCK] lanes as one [4 * BLOCK] tile in element order: y_k[j] at 4j + k.
+
+    Joined on a new innermost axis (each thread keeps its block's four lanes side by
+    side, so the reshape moves nothing) and read back row-major: join(join(y0, y2),
+    join(y1, y3))[j, a, b] is lane 2a + b of block j.
+    """
+    return tl.reshape(tl.join(tl.join(y0, y2), tl.join(y1, y3)), [4 * y0.shape[0]])
+
+
+@triton.jit
+def store_tile(dst, left, y):
+    """Store the tile ``y`` (a vector of T elements) at dst + k where k < left: a full tile
+    (``left`` at least T) unmasked, so that each thread's contiguous elements go out as
+    one wide store (16 bytes for four 32-bit words) without specialising the draw's size;
+    the last, partial tile masked element by element."""
+    k = tl.arange(0, y.shape[0])
+    if left >= y.shape[0]:
+        tl.store(dst + k, y)
+    else:
+        tl.store(dst + k, y, mask=k < left)
+
+
+@triton.jit
 def store4(dst, j, left, y0, y1, y2, y3):
-    """Store four lanes at dst + 4j + k (k = 0..3) where 4j + k < left."""
-    tl.store(dst + 4 * j, y0, mask=4 * j < left)
-    tl.store(dst + 4 * j + 1, y1, mask=4 * j + 1 < left)
-    tl.store(dst + 4 * j + 2, y2, mask=4 * j + 2 < left)
-    tl.store(dst + 4 * j + 3, y3, mask=4 * j + 3 < left)
+    """Store four lanes at dst + 4j + k (k = 0..3) where 4j + k < left: one store of the
+    interleaved tile (``store_tile``)."""
+    store_tile(dst, left, interleave4(y0, y1, y2, y3))
 
 
 @triton.jit(do_not_specialize=STREAM)

@@ -108,17 +108,29 @@ def _slot_f32(state, w, aux1, aux2, W, K, F, LIMBS16: tl.constexpr):
 
 
 @triton.jit
-def ziggurat_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
-                 BOUNDED: tl.constexpr, LIMBS16: tl.constexpr):
-    """Standard normals (float32) of the elements i = (i_hi, i_lo) from their first words
-    ``w`` (uint32); lanes where ``valid`` is false are not drawn (their value is unused)."""
+def ziggurat_fast_f32(w, W, K, lo, hi, BOUNDED: tl.constexpr, LIMBS16: tl.constexpr):
+    """Step 1 of slot 0 (spec 5.3) for every element of the vector: (z, accepted) from the
+    elements' first words ``w``: z = ±mag W[layer], accepted where mag < K[layer] (and,
+    ``BOUNDED``, z in [lo, hi])."""
     layer = w & LAYER_MASK
     mag = shr(w, 9, LIMBS16)
     z = negate_if(mag.to(tl.float32) * tl.load(W + layer), (w >> SIGN_SHIFT) & 1, LIMBS16)
     ok = ult(mag, word(tl.load(K + layer), LIMBS16), LIMBS16)
     if BOUNDED:
         ok = ok & (z >= lo) & (z <= hi)
-    pending = valid & not_(ok)
+    return z, ok
+
+
+@triton.jit
+def ziggurat_retry_f32(w, pending, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
+                       BOUNDED: tl.constexpr, LIMBS16: tl.constexpr):
+    """The slots of the elements i = (i_hi, i_lo) that step 1 rejected (``pending``; the
+    other lanes are not drawn): standard normals (float32) from their first words ``w``.
+
+    Slot s runs for every element still pending, reading its own R(i, s) (slot 0's
+    layered word is ``w``), until none of the vector is or the 5.2 cap is reached;
+    an element that exhausts them keeps its last candidate (clamped when bounded)."""
+    z = tl.zeros(w.shape, tl.float32)
     state = full_words(w.shape, FRESH, LIMBS16)
     s = 0
     while any_pending(pending) & (s < SLOTS_F32):
@@ -134,6 +146,19 @@ def ziggurat_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
     if BOUNDED:
         z = tl.where(pending, clamp(z, lo, hi), z)
     return z
+
+
+@triton.jit
+def ziggurat_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
+                 BOUNDED: tl.constexpr, LIMBS16: tl.constexpr):
+    """Standard normals (float32) of the elements i = (i_hi, i_lo) from their first words
+    ``w``, the whole sampler on one vector: step 1, then the slots of the lanes it
+    rejected (the kernels run the two apart, pending.py; lanes where ``valid`` is false
+    are not drawn)."""
+    z, ok = ziggurat_fast_f32(w, W, K, lo, hi, BOUNDED, LIMBS16)
+    zr = ziggurat_retry_f32(w, valid & not_(ok), i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F,
+                            lo, hi, BOUNDED, LIMBS16)
+    return tl.where(ok, z, zr)
 
 
 # -- float64 (devices with float64 arithmetic) -----------------------------------------------------
