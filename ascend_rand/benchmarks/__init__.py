@@ -13,7 +13,9 @@ missing peer is a table row saying why, never an error.  ``device`` (run only
 by ``--only device``) times the torch backend on a GPU or NPU against torch's
 own operators and counts each draw's kernel launches (on CPU tensors without a
 device); ``compiled`` (also only by ``--only compiled``) times the torch operators
-per call and a model's training step eager and under torch.compile.  ``harness`` holds what they share; ``plot`` draws their rows (it
+per call and a model's training step eager and under torch.compile; ``kernels``
+(also only by ``--only kernels``) compiles every Triton kernel for sm_90 and reads
+its cost from the SASS (``kernel_cost``, ``sass``, ``kernel_refs``: no GPU needed).  ``harness`` holds what they share; ``plot`` draws their rows (it
 needs matplotlib).  ``kernel_parts.cpp`` beside them, built by hand in a checkout
 (it includes csrc/core/normal.h), times the normal kernels part by part.
 docs/performance.md explains the method, the rows and the targets.
@@ -31,8 +33,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import (compiled, device, distributions, dropout, entropy, harness, levels, mt19937,
-               smalldraws, torch_backend, uniform)
+from . import (compiled, device, distributions, dropout, entropy, harness, kernel_cost, levels,
+               mt19937, smalldraws, torch_backend, uniform)
 
 # The order ``ascend-rand bench`` runs them in.
 BENCHMARKS = {"uniform": uniform, "distributions": distributions, "mt19937": mt19937,
@@ -40,8 +42,9 @@ BENCHMARKS = {"uniform": uniform, "distributions": distributions, "mt19937": mt1
               "entropy": entropy}
 # Run only when asked for (--only): ``device`` (the torch backend on a GPU or NPU, or the
 # device paths' launch counts on CPU tensors under Triton's interpreter) and ``compiled``
-# (the torch operators' per-call cost and torch.compile step times: it compiles).
-ON_REQUEST = {"device": device, "compiled": compiled}
+# (the torch operators' per-call cost and torch.compile step times: it compiles) and
+# ``kernels`` (every device kernel's compiled code for sm_90, read from its SASS: no GPU).
+ON_REQUEST = {"device": device, "compiled": compiled, "kernels": kernel_cost}
 
 
 def add_arguments(parser):

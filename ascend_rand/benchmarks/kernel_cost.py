@@ -452,8 +452,9 @@ def run(quick=False, sizes=None, log=None):
         results["skipped"] = why
         return results
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run([sys.executable, "-m", "ascend_rand.benchmarks.kernel_cost",
-                           "--emit-json"], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-c", "import sys; from ascend_rand.benchmarks "
+                           "import kernel_cost; sys.exit(kernel_cost.main(['--emit-json']))"],
+                          capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"kernel_cost: the compile run failed:\n{proc.stderr[-4000:]}")
     results["rows"] = json.loads(proc.stdout)

@@ -39,7 +39,8 @@ def bernoulli_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
         p = probs_ptr + 4 * first if HAS_PROBS else probs_ptr
         store4(out_ptr + 4 * first, j, left,
@@ -79,9 +80,11 @@ def bernoulli_packed_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, 
         left = tl.minimum(n - 8 * first_byte, 8 * BLOCK).to(tl.int32)
         p = probs_ptr + 8 * first_byte if HAS_PROBS else probs_ptr
         off = to_word(2 * j, LIMBS16)
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, 2 * first_byte, off, LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, 2 * first_byte, off, LIMBS16,
+                                2 * BLOCK)
         byte = _nibble(x0, x1, x2, x3, p, 8 * j, left, tm1, t_nonzero, HAS_PROBS, LIMBS16)
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, 2 * first_byte, off + 1, LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, 2 * first_byte, off + 1, LIMBS16,
+                                2 * BLOCK)
         byte = byte | (_nibble(x0, x1, x2, x3, p, 8 * j + 4, left, tm1, t_nonzero,
                                HAS_PROBS, LIMBS16) << 4)
         tl.store(out_ptr + first_byte + j, byte.to(tl.uint8), mask=j < nbytes - first_byte)

@@ -71,7 +71,7 @@ def _drawn_nibble(c0, c1, c2, c3, k0, k1, first_byte, j, HALF: tl.constexpr, lef
     block 2 (first_byte + j) + HALF, lane m the element 8j + 4 HALF + m), those past
     ``left`` 0: (the nibbles as words, the bits as a [BLOCK, 4] tile)."""
     x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, 2 * first_byte, to_word(2 * j + HALF, LIMBS16),
-                            LIMBS16)
+                            LIMBS16, 2 * j.shape[0])
     e = 8 * j + 4 * HALF
     b0 = bernoulli_bit_below(x0, tm1, t_nonzero, LIMBS16) & (e < left)
     b1 = bernoulli_bit_below(x1, tm1, t_nonzero, LIMBS16) & (e + 1 < left)

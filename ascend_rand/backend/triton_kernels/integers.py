@@ -16,27 +16,28 @@ from triton.language import core  # add / sub / mul with sanitize_overflow (tl h
 from .conversions import integer_offset_128, integer_offset_64
 from .philox import blocks
 from .wordops import to_word, ult, word
-from .words import STREAM, stream_words
+from .words import STREAM, interleave2, interleave4, store_tile, stream_words
 
 
 @triton.jit
-def _store_value(dst, e, mask, off_hi, off_lo, low_hi, low_lo, WIDTH: tl.constexpr,
-                 LIMBS16: tl.constexpr):
-    """Element e = low + (off_hi << 32 | off_lo), mod 2**WIDTH, at dst (the WIDTH-bit view,
-    or the int32 view for WIDTH = 64)."""
-    lo = core.add(low_lo, off_lo, sanitize_overflow=False)  # mod 2**WIDTH, by halves
-    if WIDTH == 64:
-        hi = core.add(core.add(low_hi, off_hi, sanitize_overflow=False),
-                      to_word(ult(lo, off_lo, LIMBS16), LIMBS16),
-                    sanitize_overflow=False)
-        tl.store(dst + 2 * e, lo.to(tl.int32, bitcast=True), mask=mask)
-        tl.store(dst + 2 * e + 1, hi.to(tl.int32, bitcast=True), mask=mask)
-    elif WIDTH == 32:
-        tl.store(dst + e, lo.to(tl.int32, bitcast=True), mask=mask)
+def _value(off_hi, off_lo, low_hi, low_lo, WIDTH: tl.constexpr, LIMBS16: tl.constexpr):
+    """low + (off_hi << 32 | off_lo), mod 2**WIDTH, by halves: (high word, low word) (the
+    high one is used for WIDTH = 64 only)."""
+    lo = core.add(low_lo, off_lo, sanitize_overflow=False)
+    hi = core.add(core.add(low_hi, off_hi, sanitize_overflow=False),
+                  to_word(ult(lo, off_lo, LIMBS16), LIMBS16), sanitize_overflow=False)
+    return hi, lo
+
+
+@triton.jit
+def _narrow(lo, WIDTH: tl.constexpr):
+    """The low word as the element of a WIDTH-bit view (32, 16 or 8)."""
+    if WIDTH == 32:
+        return lo.to(tl.int32, bitcast=True)
     elif WIDTH == 16:
-        tl.store(dst + e, lo.to(tl.int16), mask=mask)
+        return lo.to(tl.int16)
     else:
-        tl.store(dst + e, lo.to(tl.int8), mask=mask)
+        return lo.to(tl.int8)
 
 
 @triton.jit(do_not_specialize=STREAM + ["low_hi", "low_lo", "rm1"])
@@ -52,17 +53,23 @@ def integers_64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
         # Offsets below 2**32: their high word is 0.
         if WIDTH == 64:
             dst = out_ptr + 4 * first
         else:
             dst = out_ptr + 2 * first
-        _store_value(dst, 2 * j, 2 * j < left, 0, integer_offset_64(x0, x1, r, LIMBS16),
-                     lh, ll, WIDTH, LIMBS16)
-        _store_value(dst, 2 * j + 1, 2 * j + 1 < left, 0, integer_offset_64(x2, x3, r, LIMBS16),
-                     lh, ll, WIDTH, LIMBS16)
+        hi0, lo0 = _value(0, integer_offset_64(x0, x1, r, LIMBS16), lh, ll, WIDTH, LIMBS16)
+        hi1, lo1 = _value(0, integer_offset_64(x2, x3, r, LIMBS16), lh, ll, WIDTH, LIMBS16)
+        if WIDTH == 64:  # element e in int32 slots 2e (low), 2e + 1 (high)
+            store_tile(dst, 2 * left, interleave4(lo0.to(tl.int32, bitcast=True),
+                                                  hi0.to(tl.int32, bitcast=True),
+                                                  lo1.to(tl.int32, bitcast=True),
+                                                  hi1.to(tl.int32, bitcast=True)))
+        else:
+            store_tile(dst, left, interleave2(_narrow(lo0, WIDTH), _narrow(lo1, WIDTH)))
 
 
 @triton.jit(do_not_specialize=STREAM + ["low_hi", "low_lo", "r_hi", "r_lo"])
@@ -80,10 +87,13 @@ def integers_128_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - first, BLOCK).to(tl.int32)
         if FULL:
             off_hi, off_lo = x0, x1
         else:
             off_hi, off_lo = integer_offset_128(x0, x1, x2, x3, rl, rh, LIMBS16)
-        _store_value(out_ptr + 2 * first, j, j < left, off_hi, off_lo, lh, ll, 64, LIMBS16)
+        hi, lo = _value(off_hi, off_lo, lh, ll, 64, LIMBS16)
+        store_tile(out_ptr + 2 * first, 2 * left, interleave2(lo.to(tl.int32, bitcast=True),
+                                                              hi.to(tl.int32, bitcast=True)))

@@ -124,7 +124,8 @@ def ziggurat_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, sca
     last_hi = to_word(tl.program_id(0) * 0, LIMBS16)  # the high index word of those waiting
     for tile in range(tl.program_id(0), tl.cdiv(n, TILE), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 4 * first, TILE).to(tl.int32)
         i_lo, i_hi = element_index(4 * first, lane, LIMBS16)  # element 4 (first + j), lane 0's
         z0, p0 = _zig_lane(x0, 4 * j < left, W, K, lo, hi, loc, scale, BOUNDED, SCALED,
@@ -172,7 +173,8 @@ def ziggurat_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     lane = 2 * to_word(j, LIMBS16)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
         i_lo, i_hi = element_index(2 * first, lane, LIMBS16)
         z0 = ziggurat_f64(x0, x1, 2 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F,
@@ -207,7 +209,8 @@ def box_muller_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, s
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
         z0, z1 = box_muller_f32(x0, x1, LIMBS16)
         z2, z3 = box_muller_f32(x2, x3, LIMBS16)
@@ -229,7 +232,8 @@ def box_muller_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
         u1 = unit_float64(x0, x1, LIMBS16)
         u1 = tl.where(u1 < U1_MIN_F64, U1_MIN_F64, u1)

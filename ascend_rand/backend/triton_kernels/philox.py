@@ -22,7 +22,7 @@ import triton
 import triton.language as tl
 from triton.language import core  # add / sub / mul with sanitize_overflow (tl has no mul in 3.2)
 
-from .wordops import INT32_WORDS, shr, signed32, to_word, ult
+from .wordops import INT32_WORDS, full_words, shr, signed32, to_word, ult
 
 # docs/spec.md section 1 (the constants of Random123; fallback/philox.py).
 PHILOX_M0 = tl.constexpr(0xD2511F53)
@@ -113,17 +113,11 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1, LIMBS16: tl.constexpr):
 
 
 @triton.jit
-def counter_lanes(c0, c1, c2, c3, first, off, LIMBS16: tl.constexpr = False):
-    """The counter words of C + first + off (mod 2**128, docs/spec.md section 2.1).
-
-    ``c0..c3``: the draw's counter words (uint32 scalars, c0 least
-    significant); ``first``: the tile's first block (an int64 scalar, below
-    2**63); ``off``: the uint32 offsets of the tile's blocks.  The tile's base
-    C + first is formed once, on scalars (by halves, each carry out of a word
-    taken into the next; c3's carry out is the wrap at 2**128); each lane then
-    adds its offset, below 2**32, to that base, its carry rippling up the
-    words: four adds and three unsigned compares a block.
-    """
+def tile_base(c0, c1, c2, c3, first, LIMBS16: tl.constexpr = False):
+    """The counter words of C + first (mod 2**128, docs/spec.md section 2.1), on scalars:
+    ``c0..c3`` the draw's counter words (c0 least significant), ``first`` the tile's
+    first block (an int64 scalar below 2**63), added by halves, each carry out of a word
+    taken into the next (c3's carry out is the wrap at 2**128)."""
     f_lo = to_word(first & 0xFFFFFFFF, LIMBS16)
     f_hi = to_word(first >> 32, LIMBS16)
     s0 = core.add(c0, f_lo, sanitize_overflow=False)
@@ -135,6 +129,18 @@ def counter_lanes(c0, c1, c2, c3, first, off, LIMBS16: tl.constexpr = False):
     s2 = core.add(c2, carry, sanitize_overflow=False)
     carry = to_word(ult(s2, carry, LIMBS16), LIMBS16)
     s3 = core.add(c3, carry, sanitize_overflow=False)
+    return s0, s1, s2, s3
+
+
+@triton.jit
+def counter_lanes(c0, c1, c2, c3, first, off, LIMBS16: tl.constexpr = False):
+    """The counter words of C + first + off (mod 2**128, docs/spec.md section 2.1).
+
+    ``c0..c3``, ``first``: as ``tile_base``, which forms C + first once; ``off``: the
+    uint32 offsets of the tile's blocks, each added to that base with its carry
+    rippling up the words: four adds and three unsigned compares a block.
+    """
+    s0, s1, s2, s3 = tile_base(c0, c1, c2, c3, first, LIMBS16)
     x0 = core.add(s0, off, sanitize_overflow=False)
     carry = to_word(ult(x0, off, LIMBS16), LIMBS16)
     x1 = core.add(s1, carry, sanitize_overflow=False)
@@ -146,11 +152,29 @@ def counter_lanes(c0, c1, c2, c3, first, off, LIMBS16: tl.constexpr = False):
 
 
 @triton.jit
-def blocks(c0, c1, c2, c3, k0, k1, first, off, LIMBS16: tl.constexpr):
+def blocks(c0, c1, c2, c3, k0, k1, first, off, LIMBS16: tl.constexpr, SPAN: tl.constexpr = 0):
     """Philox outputs (four uint32 lanes) of the stream's blocks first + off (spec 2.1).
 
     Lane k of block b is word 4b + k of the stream named by the key (k0, k1)
-    and the counter (c0, c1, c2, c3).
+    and the counter (c0, c1, c2, c3).  ``SPAN`` > 0 says every offset is below it
+    (the tile's blocks): where the tile's base word c0 + first leaves room for SPAN
+    blocks, no lane carries out of the low word, and the three high counter words
+    are the tile's, shared by every lane (computed once, and the first round's
+    product of the third word with them); otherwise, and for SPAN = 0, each lane's
+    carry ripples up.  Both ways give the same words.
     """
-    x0, x1, x2, x3 = counter_lanes(c0, c1, c2, c3, first, off, LIMBS16)
+    if SPAN > 0:
+        s0, s1, s2, s3 = tile_base(c0, c1, c2, c3, first, LIMBS16)
+        # s0 + SPAN - 1 does not wrap: s0 < 2**32 - (SPAN - 1)
+        if ult(s0, core.sub(full_words([], 0, LIMBS16), SPAN - 1, sanitize_overflow=False),
+               LIMBS16):
+            zero = off * 0
+            x0 = core.add(s0, off, sanitize_overflow=False)
+            x1 = zero + s1
+            x2 = zero + s2
+            x3 = zero + s3
+        else:
+            x0, x1, x2, x3 = counter_lanes(c0, c1, c2, c3, first, off, LIMBS16)
+    else:
+        x0, x1, x2, x3 = counter_lanes(c0, c1, c2, c3, first, off, LIMBS16)
     return philox4x32_10(x0, x1, x2, x3, k0, k1, LIMBS16)

@@ -83,7 +83,8 @@ def proposal_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, a, b, wi
     lane = 4 * to_word(j, LIMBS16)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
         i_lo, i_hi = element_index(4 * first, lane, LIMBS16)
         z0 = proposal_f32(x0, 4 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1,
@@ -154,7 +155,8 @@ def proposal_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     lane = 2 * to_word(j, LIMBS16)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
         i_lo, i_hi = element_index(2 * first, lane, LIMBS16)
         z0 = proposal_f64(x0, x1, 2 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1,

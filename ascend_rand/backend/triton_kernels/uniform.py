@@ -34,7 +34,8 @@ def uniform_f32_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, low, 
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
         store4(out_ptr + 4 * first, j, left,
                _scale(unit_float32(x0), low, span, SCALED),
@@ -59,7 +60,8 @@ def uniform_16_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, low, s
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
         store4(out_ptr + 4 * first, j, left,
                _bits16(x0, low, span, SCALED, FP16, LIMBS16),
@@ -81,7 +83,8 @@ def uniform_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
         dst = out_ptr + 2 * first
         tl.store(dst + 2 * j, _scale(unit_float64(x0, x1, LIMBS16), low, span, SCALED),

@@ -50,6 +50,12 @@ def stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16: tl.constexpr =
 
 
 @triton.jit
+def interleave2(y0, y1):
+    """Two [N] lanes as one [2 N] tile in element order: y_k[j] at 2j + k."""
+    return tl.reshape(tl.join(y0, y1), [2 * y0.shape[0]])
+
+
+@triton.jit
 def interleave4(y0, y1, y2, y3):
     """The four [BLOCK] lanes as one [4 * BLOCK] tile in element order: y_k[j] at 4j + k.
 
@@ -88,7 +94,8 @@ def raw_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK  # the tile's first Philox block
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
         left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
         x0 = x0.to(tl.int32, bitcast=True)
         x1 = x1.to(tl.int32, bitcast=True)
