@@ -34,7 +34,7 @@ from .philox import blocks
 from .wordops import shr, to_word
 from .retry import element_index
 from .pending import RETRY, index64, queue, queued, queued_count, start
-from .words import STREAM, interleave4, store4, store_tile, stream_words
+from .words import STREAM, interleave2, store4, store_tile, stream_words
 from .ziggurat import not_, ziggurat_f64, ziggurat_fast_f32, ziggurat_retry_f32
 
 # Box-Muller's constants (spec 5.4), fallback's values: the floor of u1 and 2 pi.
@@ -181,10 +181,9 @@ def ziggurat_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                           lo, hi, BOUNDED, LIMBS16)
         z1 = ziggurat_f64(x2, x3, 2 * j + 1 < left, i_lo + 1, i_hi, c0, c1, c2, c3, k0, k1,
                           W, K, F, lo, hi, BOUNDED, LIMBS16)
-        dst = out_ptr + 2 * first
-        tl.store(dst + 2 * j, output_f64(z0, loc, scale, SCALED, LIMBS16), mask=2 * j < left)
-        tl.store(dst + 2 * j + 1, output_f64(z1, loc, scale, SCALED, LIMBS16),
-                 mask=2 * j + 1 < left)
+        store_tile(out_ptr + 2 * first, left,
+                   interleave2(output_f64(z0, loc, scale, SCALED, LIMBS16),
+                               output_f64(z1, loc, scale, SCALED, LIMBS16)))
 
 
 # -- Box-Muller (spec 5.4) -------------------------------------------------------------------------
@@ -240,7 +239,6 @@ def box_muller_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
         t = unit_float64(x2, x3, LIMBS16) * TWO_PI_F64
         r = tl.sqrt(-2.0 * log_f64(u1, LIMBS16))  # float64: IEEE-rounded (sqrt.rn.f64 on CUDA)
         s, c = sincos_f64(t, LIMBS16)
-        dst = out_ptr + 2 * first
-        tl.store(dst + 2 * j, output_f64(r * s, loc, scale, SCALED, LIMBS16), mask=2 * j < left)
-        tl.store(dst + 2 * j + 1, output_f64(r * c, loc, scale, SCALED, LIMBS16),
-                 mask=2 * j + 1 < left)
+        store_tile(out_ptr + 2 * first, left,
+                   interleave2(output_f64(r * s, loc, scale, SCALED, LIMBS16),
+                               output_f64(r * c, loc, scale, SCALED, LIMBS16)))

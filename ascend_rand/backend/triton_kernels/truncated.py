@@ -33,7 +33,7 @@ from .normal import output_f32, output_f64
 from .philox import blocks
 from .wordops import to_word
 from .retry import element_index, open_unit_float32, open_unit_float64, retry_block
-from .words import STREAM, store4, stream_words
+from .words import STREAM, interleave2, store4, store_tile, stream_words
 from .ziggurat import any_pending, clamp, not_
 
 ATTEMPTS = tl.constexpr(1024)  # spec 5.2's slot cap
@@ -163,7 +163,6 @@ def proposal_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
                           a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
         z1 = proposal_f64(x2, x3, 2 * j + 1 < left, i_lo + 1, i_hi, c0, c1, c2, c3, k0, k1,
                           a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
-        dst = out_ptr + 2 * first
-        tl.store(dst + 2 * j, output_f64(z0, loc, scale, SCALED, LIMBS16), mask=2 * j < left)
-        tl.store(dst + 2 * j + 1, output_f64(z1, loc, scale, SCALED, LIMBS16),
-                 mask=2 * j + 1 < left)
+        store_tile(out_ptr + 2 * first, left,
+                   interleave2(output_f64(z0, loc, scale, SCALED, LIMBS16),
+                               output_f64(z1, loc, scale, SCALED, LIMBS16)))

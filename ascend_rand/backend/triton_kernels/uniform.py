@@ -15,7 +15,7 @@ import triton.language as tl
 from .conversions import f64_from_halves, unit_float32, unit_float64, uniform_16_bits
 from .philox import blocks
 from .wordops import to_word
-from .words import STREAM, store4, stream_words
+from .words import STREAM, interleave2, store4, store_tile, stream_words
 
 
 @triton.jit
@@ -86,8 +86,6 @@ def uniform_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
         x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
                                 BLOCK)
         left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
-        dst = out_ptr + 2 * first
-        tl.store(dst + 2 * j, _scale(unit_float64(x0, x1, LIMBS16), low, span, SCALED),
-                 mask=2 * j < left)
-        tl.store(dst + 2 * j + 1, _scale(unit_float64(x2, x3, LIMBS16), low, span, SCALED),
-                 mask=2 * j + 1 < left)
+        store_tile(out_ptr + 2 * first, left,
+                   interleave2(_scale(unit_float64(x0, x1, LIMBS16), low, span, SCALED),
+                               _scale(unit_float64(x2, x3, LIMBS16), low, span, SCALED)))
