@@ -184,3 +184,26 @@ def test_the_retry_work_is_counted(report):
     trunc = by["truncated normal float32 [-2, 2] (ziggurat)"]
     assert 0 < zig["retry_instr_per_element"] < 0.25 * zig["instr_per_element"]
     assert 3 < trunc["retry_instr_per_element"] / zig["retry_instr_per_element"] < 8
+
+
+def test_beside_measured_sets_the_model_beside_the_rates():
+    """bench/device_check.sh's table: the model's G samples/s beside the device benchmark's,
+    at the largest size timed; dropout's two passes predicted as their times added."""
+    from ascend_rand.benchmarks import kernel_cost
+
+    kernels = [{"kernel": "uniform float32", "predicted_g_per_s": 1000.0},
+               {"kernel": "dropout forward float32 + mask", "predicted_g_per_s": 500.0},
+               {"kernel": "dropout backward float32 (mask)", "predicted_g_per_s": 500.0}]
+    device = [{"draw": "uniform float32", "n": 10 ** 6, "peer": "ascend_rand", "gsps": 300.0},
+              {"draw": "uniform float32", "n": 10 ** 8, "peer": "ascend_rand", "gsps": 800.0},
+              {"draw": "uniform float32", "n": 10 ** 8, "peer": "torch.rand", "gsps": 700.0},
+              {"draw": "uniform float32", "n": 10 ** 8, "peer": "ascend_rand", "launches": 1}]
+    rows = {r["draw"]: r for r in kernel_cost.beside_measured(kernels, device)}
+    u = rows["uniform float32"]
+    assert (u["n"], u["predicted_g_per_s"], u["measured_g_per_s"]) == (10 ** 8, 1000.0, 800.0)
+    assert u["measured_over_predicted"] == 0.8 and u["peers"] == {"torch.rand": 700.0}
+    d = rows["dropout forward+backward, float32, p 0.1"]
+    assert d["predicted_g_per_s"] == 250.0 and d["measured_g_per_s"] is None
+    assert "normal float32 (ziggurat)" not in rows  # no kernel row for it here
+    table = kernel_cost.beside_markdown(list(rows.values()))
+    assert "| uniform float32 | 1e+08 | 1000 | 800 | 0.80 | torch.rand 700 |" in table

@@ -27,6 +27,10 @@ within ``--time-limit`` seconds (default 290, under the 5 minutes issue 23 gives
    capture and replay, test_torch_compile.py's CUDA variant);
 4. the device benchmark, ``ascend-rand bench --only device`` (``--quick`` when
    little time is left);
+4b. the kernels' compiled-code report (``ascend-rand bench --only kernels``: every
+   kernel compiled for sm_90 and read from its SASS) and its predicted G samples/s
+   beside the rates step 4 measured, draw by draw, with torch's peers at the same size
+   (``kernel_cost.beside_measured``);
 5. DIR/device_check.json (everything, the benchmark's results included) and
    DIR/device_check.md (the steps, the tests, the benchmark's tables); the
    logs of each step in DIR/logs/.
@@ -437,6 +441,42 @@ def bench(check, probe):
     return results
 
 
+# The model's prediction beside the measured rates: the compiled-code report (no GPU needed),
+# then kernel_cost.beside_measured over the device benchmark's rows.
+MODEL_SCRIPT = r"""
+import json, sys
+from ascend_rand.benchmarks import kernel_cost
+kernels = kernel_cost.run()
+device = json.loads(open(sys.argv[1]).read()) if sys.argv[1] != "-" else {"rows": []}
+rows = kernel_cost.beside_measured(kernels["rows"], device.get("rows", []))
+print(json.dumps({"kernels": kernels["rows"], "targets": kernels["targets"], "beside": rows,
+                  "markdown": kernel_cost.beside_markdown(rows)}))
+"""
+
+
+def model(check, results):
+    """The kernels' compiled-code report (``ascend-rand bench --only kernels``) and its
+    predictions beside the device benchmark's measured G samples/s, into the report; a
+    step of its own, failed only where the report cannot run (it needs no device)."""
+    t0 = time.monotonic()
+    source = check.logs / "bench.json" if results is not None else "-"
+    budget = check.left() - 5
+    if budget < 20:
+        check.step("model", "failed", t0, f"not run: {check.left():.0f} s were left")
+        return None
+    code, text = check.call("model", [check.args.python, "-c", MODEL_SCRIPT, source],
+                            "model.log", budget)
+    if code != 0:
+        check.step("model", "failed", t0, f"exit {code}: {text[-300:]}")
+        return None
+    out = json.loads(text.strip().splitlines()[-1])
+    check.report["model"] = out
+    measured = [r for r in out["beside"] if r["measured_g_per_s"] is not None]
+    check.step("model", "ok", t0, f"{len(out['kernels'])} kernels compiled for sm_90; "
+               f"{len(measured)} draws measured beside the model")
+    return out
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 def markdown(check):
@@ -452,6 +492,9 @@ def markdown(check):
         lines += ["", "| test file | mode | passed | failed | skipped |", "|---|---|---|---|---|"]
         lines += [f"| {name} | {modes.get(name, '?')} | {c['passed']} | {c['failed']} | "
                   f"{c['skipped']} |" for name, c in per.items()]
+    if "model" in r:
+        lines += ["", "The model (docs/performance.md, \"Kernels by their compiled code\") beside "
+                  "the measurement:", "", r["model"]["markdown"]]
     if "bench" in r:
         path = check.logs / "bench.json"
         code, text = check.call("report", [check.args.python, "-c", MARKDOWN, path],
@@ -473,6 +516,7 @@ def main(argv=None):
         if info is not None:
             passed = tests(check, probe, info)
             results = bench(check, probe)
+            model(check, results)
             status = 0 if passed and results is not None and \
                 all(s["status"] == "ok" for s in check.steps) else 1
     check.report["status"] = {0: "passed", 1: "failed", 3: "could not run"}[status]

@@ -429,6 +429,64 @@ def targets(rows):
     return out
 
 
+# -- the model beside a measurement (bench/device_check.sh on a lent GPU) ---------------------------
+
+# The device benchmark's draws (benchmarks/device.py) and the kernels each runs: a draw
+# made of two passes (dropout forward + backward) is predicted as their times added.
+MEASURED_DRAWS = {
+    "uniform float32": ("uniform float32",),
+    "normal float32 (ziggurat)": ("ziggurat float32",),
+    "normal float32 (Box-Muller)": ("box-muller float32",),
+    "truncated normal float32, [-2, 2]": ("truncated normal float32 [-2, 2] (ziggurat)",),
+    "packed dropout mask, p_drop 0.1": ("packed mask (per bit)",),
+    "dropout forward+backward, float32, p 0.1": ("dropout forward float32 + mask",
+                                                  "dropout backward float32 (mask)"),
+}
+
+
+def beside_measured(kernel_rows, device_rows, ours="ascend_rand"):
+    """Rows of (draw, n, predicted G/s, measured G/s, measured / predicted) for the device
+    benchmark's own rows (``device_rows``: its JSON's ``rows``) at the largest size each
+    was timed, and its torch peers' measured G/s beside them; ``kernel_rows`` this
+    report's rows."""
+    by = {r["kernel"]: r for r in kernel_rows}
+    out = []
+    for draw, kernels in MEASURED_DRAWS.items():
+        if not all(k in by for k in kernels):
+            continue
+        # one pass of each kernel an element: the passes' times add
+        predicted = 1.0 / sum(1.0 / by[k]["predicted_g_per_s"] for k in kernels)
+        timed = [r for r in device_rows if r.get("draw") == draw and "gsps" in r]
+        mine = [r for r in timed if r.get("peer") == ours]
+        if not mine:
+            out.append({"draw": draw, "n": None, "predicted_g_per_s": round(predicted, 1),
+                        "measured_g_per_s": None, "measured_over_predicted": None,
+                        "peers": {}})
+            continue
+        n = max(r["n"] for r in mine)
+        got = next(r for r in mine if r["n"] == n)["gsps"]
+        peers = {r["peer"]: round(r["gsps"], 1) for r in timed
+                 if r["n"] == n and r.get("peer") != ours}
+        out.append({"draw": draw, "n": n, "predicted_g_per_s": round(predicted, 1),
+                    "measured_g_per_s": round(got, 1),
+                    "measured_over_predicted": round(got / predicted, 2), "peers": peers})
+    return out
+
+
+def beside_markdown(rows):
+    lines = ["| draw | n | model G/s | measured G/s | measured / model | peers at n (G/s) |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        peers = ", ".join(f"{k} {v:g}" for k, v in r["peers"].items()) or "-"
+        got = "-" if r["measured_g_per_s"] is None else f"{r['measured_g_per_s']:g}"
+        ratio = "-" if r["measured_over_predicted"] is None else \
+            f"{r['measured_over_predicted']:.2f}"
+        n = "-" if r["n"] is None else f"{r['n']:.0e}"
+        lines.append(f"| {r['draw']} | {n} | {r['predicted_g_per_s']:g} | {got} | {ratio} | "
+                     f"{peers} |")
+    return "\n".join(lines)
+
+
 # -- the bench entry -----------------------------------------------------------------------------------
 
 def available():
