@@ -113,23 +113,28 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1, LIMBS16: tl.constexpr):
 
 
 @triton.jit
+def add64(c0, c1, c2, c3, lo, hi, LIMBS16: tl.constexpr = False):
+    """The counter words of C + (hi * 2**32 + lo) (mod 2**128, docs/spec.md section 2.1):
+    ``c0..c3`` the counter's words (c0 least significant), ``lo``, ``hi`` words (scalars or
+    tiles), each carry out of a word taken into the next (c3's carry out is the wrap)."""
+    x0 = core.add(c0, lo, sanitize_overflow=False)
+    carry = to_word(ult(x0, lo, LIMBS16), LIMBS16)
+    t = core.add(c1, hi, sanitize_overflow=False)
+    x1 = core.add(t, carry, sanitize_overflow=False)
+    # t wrapped (t < hi), or t + carry did: never both, since a wrapped t is below 2**32 - 1.
+    carry = to_word(ult(t, hi, LIMBS16) | ult(x1, t, LIMBS16), LIMBS16)
+    x2 = core.add(c2, carry, sanitize_overflow=False)
+    carry = to_word(ult(x2, carry, LIMBS16), LIMBS16)
+    x3 = core.add(c3, carry, sanitize_overflow=False)
+    return x0, x1, x2, x3
+
+
+@triton.jit
 def tile_base(c0, c1, c2, c3, first, LIMBS16: tl.constexpr = False):
-    """The counter words of C + first (mod 2**128, docs/spec.md section 2.1), on scalars:
-    ``c0..c3`` the draw's counter words (c0 least significant), ``first`` the tile's
-    first block (an int64 scalar below 2**63), added by halves, each carry out of a word
-    taken into the next (c3's carry out is the wrap at 2**128)."""
-    f_lo = to_word(first & 0xFFFFFFFF, LIMBS16)
-    f_hi = to_word(first >> 32, LIMBS16)
-    s0 = core.add(c0, f_lo, sanitize_overflow=False)
-    carry = to_word(ult(s0, f_lo, LIMBS16), LIMBS16)
-    t = core.add(c1, f_hi, sanitize_overflow=False)
-    s1 = core.add(t, carry, sanitize_overflow=False)
-    # t wrapped (t < f_hi), or t + carry did: never both, since a wrapped t is below 2**32 - 1.
-    carry = to_word(ult(t, f_hi, LIMBS16) | ult(s1, t, LIMBS16), LIMBS16)
-    s2 = core.add(c2, carry, sanitize_overflow=False)
-    carry = to_word(ult(s2, carry, LIMBS16), LIMBS16)
-    s3 = core.add(c3, carry, sanitize_overflow=False)
-    return s0, s1, s2, s3
+    """The counter words of C + first, on scalars: ``first`` the tile's first block (an
+    int64 scalar below 2**63), by its halves (``add64``)."""
+    return add64(c0, c1, c2, c3, to_word(first & 0xFFFFFFFF, LIMBS16),
+                 to_word(first >> 32, LIMBS16), LIMBS16)
 
 
 @triton.jit

@@ -18,11 +18,10 @@ through the counter's four words (the 2**128 wrap is the last carry out).
 
 import triton
 import triton.language as tl
-from triton.language import core  # add with sanitize_overflow=False: words wrap mod 2**32
 
 from ...fallback import constants as _constants
-from .philox import philox4x32_10
-from .wordops import INT32_WORDS, SIGN_BIT, shr, to_word, ult, word_to_f64
+from .philox import add64, philox4x32_10
+from .wordops import INT32_WORDS, SIGN_BIT, shr, to_word, word_to_f64
 
 RETRY_SHIFT = tl.constexpr(_constants.RETRY_SHIFT)  # 2**10 slots per element
 RETRY_HIGH_BIT = tl.constexpr(_constants.RETRY_BASE >> 32)  # 2**63 in the offset's high word
@@ -54,15 +53,7 @@ def retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16: tl.constexpr):
         high_bit = RETRY_HIGH_BIT
     # (22 = 32 - RETRY_SHIFT, a literal: the interpreter cannot shift an int by a constexpr)
     off_hi = (i_hi << RETRY_SHIFT) | shr(i_lo, 22, LIMBS16) | high_bit
-    x0 = core.add(c0, off_lo, sanitize_overflow=False)
-    carry = to_word(ult(x0, off_lo, LIMBS16), LIMBS16)
-    t = core.add(c1, off_hi, sanitize_overflow=False)
-    x1 = core.add(t, carry, sanitize_overflow=False)
-    # t wrapped (t < off_hi) or t + carry did, never both (a wrapped t is below 2**32 - 1)
-    carry = to_word(ult(t, off_hi, LIMBS16) | ult(x1, t, LIMBS16), LIMBS16)
-    x2 = core.add(c2, carry, sanitize_overflow=False)
-    carry = to_word(ult(x2, carry, LIMBS16), LIMBS16)
-    x3 = core.add(c3, carry, sanitize_overflow=False)
+    x0, x1, x2, x3 = add64(c0, c1, c2, c3, off_lo, off_hi, LIMBS16)
     return philox4x32_10(x0, x1, x2, x3, k0, k1, LIMBS16)
 
 
