@@ -52,14 +52,13 @@ _STREAM = dict(n="i32", key_lo="i32", key_hi="i32", ctr0="i32", ctr1="i32", ctr2
                ctr3="i32")
 
 
-def _spec(name, module, kernel, types, constexprs, elements, bytes_per_element, block_key=None,
-          retry=None, group=None, note=""):
+def _spec(name, module, kernel, types, constexprs, elements, bytes_per_element, retry=None,
+          group=None):
     """One kernel of the table.  ``elements``: outputs per tile as a function of BLOCK;
     ``retry``: a sampler's (loop form, retry_profile's name): ``queue``, the two-phase
     samplers of pending.py; ``lanes``, a loop over each BLOCK-lane vector, four a tile."""
     return dict(name=name, module=module, kernel=kernel, types=types, constexprs=constexprs,
-                elements=elements, bytes=bytes_per_element, block_key=block_key, retry=retry,
-                group=group or name, note=note)
+                elements=elements, bytes=bytes_per_element, retry=retry, group=group or name)
 
 
 def kernel_table():
@@ -166,13 +165,13 @@ def reference_table():
     return [
         dict(name="store-only floor (reference)", kernel="store_zeros",
              types=dict(out_ptr="*fp32", n="i32"), constexprs=dict(BLOCK=1024),
-             elements=lambda b: 4 * b, bytes=4, retry=None, group="reference", note=""),
+             elements=lambda b: 4 * b, bytes=4, retry=None, group="reference"),
         dict(name="tl.randint4x + 16-byte store (reference)", kernel="randint4x_store",
              types=dict(out_ptr="*i32", n="i32", seed="i32"), constexprs=dict(BLOCK=1024),
-             elements=lambda b: 4 * b, bytes=4, retry=None, group="reference", note=""),
+             elements=lambda b: 4 * b, bytes=4, retry=None, group="reference"),
         dict(name="inductor tl.rand per element (reference)", kernel="rand_per_element",
              types=dict(out_ptr="*fp32", n="i32", seed="i32"), constexprs=dict(BLOCK=1024),
-             elements=lambda b: 4 * b, bytes=4, retry=None, group="reference", note=""),
+             elements=lambda b: 4 * b, bytes=4, retry=None, group="reference"),
     ]
 
 

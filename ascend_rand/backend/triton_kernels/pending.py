@@ -32,7 +32,7 @@ one that stays; a barrier ends each tile before the ring's places are written ag
 import triton
 import triton.language as tl
 
-from .wordops import INT32_WORDS, word
+from .wordops import join64, word
 
 # Pending elements retried together (a power of two): one per thread of 4 warps.
 RETRY = tl.constexpr(128)
@@ -99,8 +99,4 @@ def queued(rows, at, total, CAP: tl.constexpr, LIMBS16: tl.constexpr):
 @triton.jit
 def index64(i_hi, i_lo, LIMBS16: tl.constexpr):
     """The element index (i_hi << 32) | i_lo as an int64 offset."""
-    if LIMBS16 == INT32_WORDS:
-        lo = i_lo.to(tl.int64) & 0xFFFFFFFF
-    else:
-        lo = i_lo.to(tl.int64)
-    return (i_hi.to(tl.int64) << 32) | lo
+    return join64(i_hi, i_lo, LIMBS16).to(tl.int64, bitcast=True)

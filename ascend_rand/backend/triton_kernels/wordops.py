@@ -107,8 +107,9 @@ def word_to_f64(x, LIMBS16: tl.constexpr):
 
 @triton.jit
 def join64(hi, lo, LIMBS16: tl.constexpr):
-    """(hi << 32) | lo of two words as a 64-bit integer (float64 paths only: never on Ascend,
-    whose vector units have no float64, spec A.6): uint64, or int64 in the int32 form."""
+    """(hi << 32) | lo of two words as a 64-bit integer: uint64, or int64 in the int32 form
+    (the float64 paths, never on Ascend, whose vector units have no float64, spec A.6; and
+    a queued element's index as an offset, pending.py)."""
     if LIMBS16 == INT32_WORDS:
         return (hi.to(tl.int64) << 32) | (lo.to(tl.int64) & 0xFFFFFFFF)
     else:
