@@ -109,7 +109,8 @@ BUDGETS = {
     "packed mask (per bit)": (24.1, None, None, 0),
     "ziggurat float32": (60.4, 16, None, 4),
     "truncated normal float32 [-2, 2] (ziggurat)": (110.2, 16, None, 8),
-    "truncated normal float32 [1, 1.5] (uniform proposal)": (679.0, 16, None, None),
+    "truncated normal float32 [1, 1.5] (uniform proposal)": (287.2, 16, None, 29),
+    "truncated normal float32 [2, 5] (exponential proposal)": (235.7, 16, None, 8),
     "box-muller float32": (80.0, 16, None, 0),
     "dropout forward float32 + mask": (35.9, 16, 16, 0),
     "dropout backward float32 (mask)": (12.7, 16, 16, 2),
@@ -176,14 +177,20 @@ def test_references_are_what_they_claim(report):
 
 @needs_triton
 def test_the_retry_work_is_counted(report):
-    """The ziggurat's second phase runs for its rejected elements only: its retry loop's
-    weight per element is near P(rejected at step 1) (1.5 %) times the cost of a pass,
-    not the pass itself; the truncated normal's [-2, 2] rejects four times as many."""
+    """The samplers' second phase runs for their rejected elements only: the ziggurat's
+    retry loop's weight per element is near P(rejected at step 1) (1.5 %) times the cost
+    of a pass, not the pass itself; the truncated normal's [-2, 2] rejects four times as
+    many; the uniform proposal on [1, 1.5] rejects about 27 % at attempt 0 and the
+    exponential on [2, 5] about 7 %, so their retries are under half their work."""
     by = {r["kernel"]: r for r in report["rows"]}
     zig = by["ziggurat float32"]
     trunc = by["truncated normal float32 [-2, 2] (ziggurat)"]
     assert 0 < zig["retry_instr_per_element"] < 0.25 * zig["instr_per_element"]
     assert 3 < trunc["retry_instr_per_element"] / zig["retry_instr_per_element"] < 8
+    uniform = by["truncated normal float32 [1, 1.5] (uniform proposal)"]
+    expo = by["truncated normal float32 [2, 5] (exponential proposal)"]
+    assert 0 < uniform["retry_instr_per_element"] < 0.5 * uniform["instr_per_element"]
+    assert 0 < expo["retry_instr_per_element"] < 0.2 * expo["instr_per_element"]
 
 
 def test_beside_measured_sets_the_model_beside_the_rates():

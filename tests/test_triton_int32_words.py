@@ -271,7 +271,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, make_backend
 from triton._C.libtriton import ir
 from ascend_rand.backend.triton_kernels import (bernoulli as B, dropout as D, integers as I,
-    normal as N, state as S, truncated as T, uniform as U, words as W)
+    normal as N, rejection as R, state as S, uniform as U, words as W)
 form = int(sys.argv[1])
 s = {"n": "i32", **{k: "i32" for k in ("key_lo", "key_hi", "ctr0", "ctr1", "ctr2", "ctr3")}}
 f = lambda *names: {k: "fp32" for k in names}
@@ -293,15 +293,17 @@ cases = {
     "packed mask": (B.bernoulli_packed_kernel,
                     {"out_ptr": "*u8", **s, **i("nbytes", "t_minus_1", "t_nonzero"),
                      "probs_ptr": "*fp32"}, dict(HAS_PROBS=False)),
-    "ziggurat bf16": (N.ziggurat_kernel,
+    "ziggurat bf16": (R.ziggurat_kernel,
                       {"out_ptr": "*i16", **s, **f("loc", "scale", "lo", "hi"), **t32,
                        "scratch": "*i32"},
                       dict(BOUNDED=True, SCALED=True, OUT16=True, FP16=False, CAP=512)),
     "box_muller f32": (N.box_muller_kernel, {"out_ptr": "*fp32", **s, **f("loc", "scale")},
                        dict(SCALED=True, OUT16=False, FP16=False)),
-    "proposal f16": (T.proposal_kernel,
-                     {"out_ptr": "*i16", **s, **f("a", "b", "width", "m2", "lam", "loc", "scale")},
-                     dict(EXPONENTIAL=True, MIRROR=True, SCALED=True, OUT16=True, FP16=True)),
+    "proposal f16": (R.proposal_kernel,
+                     {"out_ptr": "*i16", **s, **f("a", "b", "width", "m2", "lam", "loc", "scale"),
+                      "scratch": "*i32"},
+                     dict(EXPONENTIAL=True, MIRROR=True, SCALED=True, OUT16=True, FP16=True,
+                          CAP=512)),
     "dropout f16": (D.dropout_kernel,
                     {"out_ptr": "*i16", "in_ptr": "*i16", "mask_ptr": "*u8", **s,
                      **i("nbytes", "t_minus_1", "t_nonzero"), **f("scale32"),

@@ -45,8 +45,8 @@ with triton_support.kernel_imports():
     from ascend_rand.backend.triton_kernels import detmath as tdm  # noqa: E402
     from ascend_rand.backend.triton_kernels import interpreter  # noqa: E402
     from ascend_rand.backend.triton_kernels import launch  # noqa: E402
-    from ascend_rand.backend.triton_kernels import normal as tnormal  # noqa: E402
     from ascend_rand.backend.triton_kernels import normal_draws as nd  # noqa: E402
+    from ascend_rand.backend.triton_kernels import rejection as trej  # noqa: E402
     from ascend_rand.backend.triton_kernels import truncated as ttrunc  # noqa: E402
     from ascend_rand.backend.triton_kernels import words as twords  # noqa: E402
     from ascend_rand.backend.triton_kernels import ziggurat as tzig  # noqa: E402
@@ -219,7 +219,8 @@ class Paths:
 
 
 def test_kernels_are_interpreted():
-    assert launch.interpreting(tnormal.ziggurat_kernel) is not COMPILED
+    assert launch.interpreting(trej.ziggurat_kernel) is not COMPILED
+    assert launch.interpreting(trej.proposal_kernel) is not COMPILED
     assert launch.interpreting(ttrunc.proposal_f64_kernel) is not COMPILED
 
 
@@ -526,38 +527,65 @@ def test_tiles_limbs_and_one_launch(name, plan, limbs, small_tiles, launch_count
     assert launch_counter["n"] == 1 and launch.launches == before + 1
 
 
-@pytest.mark.parametrize("bounds", [None, (-0.5, 0.5), (-2.0, 2.0)],
-                         ids=["normal", "narrow", "bounded"])
-def test_ziggurat_queue_chunks_and_ring(bounds, small_tiles, launch_counter, ref):
-    """The ziggurat's second phase (pending.py) in every state it has: tiles of 16
-    elements and 2 programs, so that a program's queue fills full chunks of RETRY between
-    tiles, its ring of ring_size(16) entries wraps, and its last chunk is partial.  How
-    many elements each program queues is counted here from the stream's words and the
-    spec's step 1 (5.3: layer = w & 255, mag = w >> 9, accepted where mag < K[layer] and,
-    bounded, mag * W[layer] with w's sign inside the bounds).  The native bits, one launch."""
+def _proposal_queued(monkeypatch, plan, key, counter, programs_of):
+    """Per program, the elements whose attempt 0 the NumPy fallback rejects: those it
+    reads R(i, 1) for."""
+    original, seen = fnormal.retry_blocks, []
+
+    def counting(k, c, element, attempt):
+        if attempt == 1:
+            seen.extend(np.asarray(element, dtype=np.int64).tolist())
+        return original(k, c, element, attempt)
+
+    with monkeypatch.context() as m:
+        m.setattr(fnormal, "retry_blocks", counting)
+        NUMPY.run(plan, key, counter)
+    program = programs_of(np.asarray(seen, dtype=np.int64))
+    return [int(np.sum(program == p)) for p in (0, 1)]
+
+
+@pytest.mark.parametrize("bounds", [None, (-0.5, 0.5), (-2.0, 2.0), (1.0, 1.5), (2.0, 5.0),
+                                    (-6.0, -2.5)],
+                         ids=["normal", "narrow", "bounded", "uniform", "exponential", "mirrored"])
+def test_rejection_queue_chunks_and_ring(bounds, small_tiles, launch_counter, ref,
+                                         monkeypatch):
+    """The samplers' second phase (pending.py, rejection.py) in every state it has: tiles
+    of 16 elements and 2 programs, so that a program's queue fills full chunks of RETRY
+    between tiles, its ring of ring_size(16) entries wraps, and its last chunk is partial.
+    For the ziggurat, how many elements each program queues is counted here from the
+    stream's words and the spec's step 1 (5.3: layer = w & 255, mag = w >> 9, accepted
+    where mag < K[layer] and, bounded, mag * W[layer] with w's sign inside the bounds);
+    for the uniform and exponential proposals (5.5), from the elements the NumPy
+    fallback takes to attempt 1.  The native bits, one launch."""
     from ascend_rand.backend.triton_kernels import pending
     from ascend_rand.fallback import ziggurat_tables as zt
 
     n, key, counter = 6001, 0x243F6A8885A308D3, (M64 - 1, 3)
     plan = (plan_normal(n, "float32", 0.0, 1.0, "ziggurat") if bounds is None
             else plan_truncated_normal(n, "float32", 0.0, 1.0, *bounds))
-    if bounds is not None:
-        assert plan.params[3] == TRUNC_ZIGGURAT
-    w = np.array(ref.words(key, counter, n), dtype=np.uint64)
-    layer, mag = (w & 255).astype(np.int64), (w >> 9).astype(np.int64)
-    ok = mag < np.array(zt.K_F32, dtype=np.int64)[layer]
-    if bounds is not None:
-        z = mag.astype(np.float32) * np.array(zt.W_F32, dtype=np.float32)[layer]
-        z = np.where((w >> 8) & 1, -z, z)
-        ok &= (z >= bounds[0]) & (z <= bounds[1])
-    program = (np.arange(n) // 16) % 2
-    queued = [int(np.sum(~ok & (program == p))) for p in (0, 1)]
+    method = TRUNC_ZIGGURAT if bounds is None else plan.params[4]
+    assert method == INTERVALS.get(bounds, (TRUNC_ZIGGURAT,))[0]
+    programs_of = lambda i: (i // 16) % 2
     retry, cap = pending.RETRY.value, pending.ring_size(16)
+    if method == TRUNC_ZIGGURAT:
+        w = np.array(ref.words(key, counter, n), dtype=np.uint64)
+        layer, mag = (w & 255).astype(np.int64), (w >> 9).astype(np.int64)
+        ok = mag < np.array(zt.K_F32, dtype=np.int64)[layer]
+        if bounds is not None:
+            z = mag.astype(np.float32) * np.array(zt.W_F32, dtype=np.float32)[layer]
+            z = np.where((w >> 8) & 1, -z, z)
+            ok &= (z >= bounds[0]) & (z <= bounds[1])
+        program = programs_of(np.arange(n))
+        queued = [int(np.sum(~ok & (program == p))) for p in (0, 1)]
+    else:
+        queued = _proposal_queued(monkeypatch, plan, key, counter, programs_of)
     if bounds == (-0.5, 0.5):  # several full chunks and wraps of the ring in each program
         assert min(queued) > 8 * retry and min(queued) > 4 * cap, queued
+    if method != TRUNC_ZIGGURAT:  # full chunks between tiles; the uniform's ring wraps
+        assert min(queued) > (2 * cap if bounds == (1.0, 1.5) else retry), queued
     assert all(q % retry for q in queued), queued  # a partial last chunk
     before = launch.launches
-    check_plan(plan, key, counter, f"ziggurat queue {bounds}")
+    check_plan(plan, key, counter, f"rejection queue {bounds}")
     assert launch_counter["n"] == 1 and launch.launches == before + 1
 
 
@@ -626,25 +654,26 @@ def test_float64_halves_are_exact():
 # Run in a child process: the kernels of this process are the interpreter's, and only a
 # process without TRITON_INTERPRET has compilable ones.  PTX only (sm_90), no GPU needed.
 _PTX_CASES = r"""
-from ascend_rand.backend.triton_kernels import normal as N, truncated as T
+from ascend_rand.backend.triton_kernels import normal as N, rejection as R
 stream = {"n": "i32", **{k: "i32" for k in ("key_lo", "key_hi", "ctr0", "ctr1", "ctr2", "ctr3")}}
 f32 = lambda *names: {k: "fp32" for k in names}
 i32 = lambda names: {k: "i32" for k in names}
 t32 = {"W": "*fp32", "K": "*i32", "F": "*fp32"}
-queue = {"scratch": "*i32"}  # the ziggurat's pending queue (pending.py)
+queue = {"scratch": "*i32"}  # the samplers' pending queue (pending.py)
 t64 = {"W": "*fp64", "K": "*i32", "F": "*fp64"}
 cases = {
-    "ziggurat bounded bfloat16": (N.ziggurat_kernel,
+    "ziggurat bounded bfloat16": (R.ziggurat_kernel,
         {"out_ptr": "*i16", **stream, **f32("loc", "scale", "lo", "hi"), **t32, **queue},
         dict(BOUNDED=True, SCALED=True, OUT16=True, FP16=False, BLOCK=64, CAP=512,
              LIMBS16=False)),
     "box_muller float32": (N.box_muller_kernel,
         {"out_ptr": "*fp32", **stream, **f32("loc", "scale")},
         dict(SCALED=True, OUT16=False, FP16=False, BLOCK=64, LIMBS16=False)),
-    "proposal exponential float32": (T.proposal_kernel,
-        {"out_ptr": "*fp32", **stream, **f32("a", "b", "width", "m2", "lam", "loc", "scale")},
+    "proposal exponential float32": (R.proposal_kernel,
+        {"out_ptr": "*fp32", **stream, **f32("a", "b", "width", "m2", "lam", "loc", "scale"),
+         **queue},
         dict(EXPONENTIAL=True, MIRROR=True, SCALED=True, OUT16=False, FP16=False, BLOCK=64,
-             LIMBS16=False)),
+             CAP=512, LIMBS16=False)),
     "ziggurat float64": (N.ziggurat_f64_kernel,
         {"out_ptr": "*fp64", **stream, **i32(N.F64_PARAMS), **t64},
         dict(BOUNDED=False, SCALED=True, BLOCK=64, LIMBS16=False)),

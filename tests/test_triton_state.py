@@ -460,7 +460,7 @@ def test_a_refused_draw_takes_nothing():
 # -- compiled for CUDA (no device needed: Triton's compiler down to PTX) ---------------------
 
 _PTX_CASES = r"""
-from ascend_rand.backend.triton_kernels import dropout as D, normal as N, state as S, uniform as U
+from ascend_rand.backend.triton_kernels import dropout as D, rejection as R, state as S, uniform as U
 # (in parameter order: Triton 3.2's ASTSource reads the signature by position)
 def state(key_hi="i32"):
     return {"n": "i32", "key_lo": "*i32", "key_hi": key_hi,
@@ -468,7 +468,7 @@ def state(key_hi="i32"):
 cases = {
     "uniform float32": (U.uniform_f32_kernel, {"out_ptr": "*fp32", **state(), "low": "fp32", "span": "fp32"},
                         dict(SCALED=True, BLOCK=64, LIMBS16=False)),
-    "ziggurat float32": (N.ziggurat_kernel, {"out_ptr": "*fp32", **state(),
+    "ziggurat float32": (R.ziggurat_kernel, {"out_ptr": "*fp32", **state(),
                          **{k: "fp32" for k in ("loc", "scale", "lo", "hi")},
                          "W": "*fp32", "K": "*i32", "F": "*fp32", "scratch": "*i32"},
                          dict(BOUNDED=False, SCALED=False, OUT16=False, FP16=False, BLOCK=64,

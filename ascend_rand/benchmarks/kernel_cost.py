@@ -55,8 +55,9 @@ _STREAM = dict(n="i32", key_lo="i32", key_hi="i32", ctr0="i32", ctr1="i32", ctr2
 def _spec(name, module, kernel, types, constexprs, elements, bytes_per_element, retry=None,
           group=None):
     """One kernel of the table.  ``elements``: outputs per tile as a function of BLOCK;
-    ``retry``: a sampler's (loop form, retry_profile's name): ``queue``, the two-phase
-    samplers of pending.py; ``lanes``, a loop over each BLOCK-lane vector, four a tile."""
+    ``retry``: a sampler's (retry_profile's name, the slots its first phase reads for
+    every element): the two-phase samplers of pending.py, whose queue holds the elements
+    that need more (the ziggurat's phase 1 reads no slot, a proposal's reads R(i, 0))."""
     return dict(name=name, module=module, kernel=kernel, types=types, constexprs=constexprs,
                 elements=elements, bytes=bytes_per_element, retry=retry, group=group or name)
 
@@ -105,10 +106,10 @@ def kernel_table():
                   dict(probs_ptr=None, HAS_PROBS=False, BLOCK=B["bernoulli_packed"],
                        LIMBS16=limbs),
                   lambda b: 8 * b, 1 / 8, group="mask"),
-            _spec("ziggurat float32" + suffix, "normal", "ziggurat_kernel", zig_t,
+            _spec("ziggurat float32" + suffix, "rejection", "ziggurat_kernel", zig_t,
                   dict(BOUNDED=False, SCALED=False, OUT16=False, FP16=False,
                        BLOCK=NB["ziggurat"], CAP=ring_size(4 * NB["ziggurat"]), LIMBS16=limbs),
-                  lambda b: 4 * b, 4, retry=("queue", "ziggurat"), group="ziggurat"),
+                  lambda b: 4 * b, 4, retry=("ziggurat", 0), group="ziggurat"),
             _spec("box-muller float32" + suffix, "normal", "box_muller_kernel",
                   dict(f32, loc="fp32", scale="fp32"),
                   dict(SCALED=False, OUT16=False, FP16=False, BLOCK=NB["box_muller"],
@@ -133,18 +134,24 @@ def kernel_table():
               dict(i32, low_hi="i32", low_lo="i32", r_hi="i32", r_lo="i32"),
               dict(FULL=False, BLOCK=B["integers_128"], LIMBS16=False),
               lambda b: b, 8, group="integers"),
-        _spec("truncated normal float32 [-2, 2] (ziggurat)", "normal", "ziggurat_kernel",
+        _spec("truncated normal float32 [-2, 2] (ziggurat)", "rejection", "ziggurat_kernel",
               zig_t, dict(BOUNDED=True, SCALED=False, OUT16=False, FP16=False,
                           BLOCK=NB["ziggurat"], CAP=ring_size(4 * NB["ziggurat"]),
                           LIMBS16=False),
-              lambda b: 4 * b, 4, retry=("queue", "truncated_ziggurat"), group="truncated"),
-        _spec("truncated normal float32 [1, 1.5] (uniform proposal)", "truncated",
-              "proposal_kernel",
-              dict(f32, a="fp32", b="fp32", width="fp32", m2="fp32", lam="fp32", loc="fp32",
-                   scale="fp32"),
-              dict(EXPONENTIAL=False, MIRROR=False, SCALED=False, OUT16=False, FP16=False,
-                   BLOCK=NB["proposal"], LIMBS16=False),
-              lambda b: 4 * b, 4, retry=("lanes", "truncated_uniform"), group="truncated"),
+              lambda b: 4 * b, 4, retry=("truncated_ziggurat", 0), group="truncated"),
+    ]
+    proposal_t = dict(f32, a="fp32", b="fp32", width="fp32", m2="fp32", lam="fp32", loc="fp32",
+                      scale="fp32", scratch="*i32")
+    for label, exponential, profile in (("[1, 1.5] (uniform proposal)", False, "truncated_uniform"),
+                                        ("[2, 5] (exponential proposal)", True,
+                                         "truncated_exponential")):
+        out.append(_spec(f"truncated normal float32 {label}", "rejection", "proposal_kernel",
+                         proposal_t,
+                         dict(EXPONENTIAL=exponential, MIRROR=False, SCALED=False, OUT16=False,
+                              FP16=False, BLOCK=NB["proposal"], CAP=ring_size(4 * NB["proposal"]),
+                              LIMBS16=False),
+                         lambda b: 4 * b, 4, retry=(profile, 1), group="truncated"))
+    out += [
         _spec("dropout backward float32 (mask)", "dropout", "dropout_kernel",
               dict(out_ptr="*i32", in_ptr="*i32", mask_ptr="*u8", **_STREAM, nbytes="i32", **tm,
                    scale32="fp32", scale_hi="i32", scale_lo="i32"),
@@ -256,17 +263,13 @@ def retry_profile(which, size=PROFILE_SIZE):
             g.truncated_normal(a=-2.0, b=2.0, size=size, dtype="float32")
         elif which == "truncated_uniform":
             g.truncated_normal(a=1.0, b=1.5, size=size, dtype="float32")
+        elif which == "truncated_exponential":
+            g.truncated_normal(a=2.0, b=5.0, size=size, dtype="float32")
         else:
             raise ValueError(f"retry_profile: unknown sampler {which!r}")
     finally:
         fbn.retry_blocks = original
     return [counts.get(s, 0) / size for s in range(max(counts, default=-1) + 1)]
-
-
-def expected_passes(reach, lanes):
-    """E[passes] of a loop that runs while any of ``lanes`` independent elements is
-    pending: sum over s of P(the max of the lanes' slot counts > s)."""
-    return sum(1.0 - (1.0 - p) ** lanes for p in reach)
 
 
 def expected_trips(reach, retry=128, chunks=4000, seed=30):
@@ -309,13 +312,10 @@ def measure(spec, fn, log=None):
     passes = []
     retry = spec.get("retry")
     if retry is not None:
-        how, profile = retry
-        reach = _profiles(profile)
-        if how == "queue":  # the two-phase samplers (pending.py): per queued element
-            queued = reach[0] * spec["elements"](block)
-            passes = [queued * t for t in expected_trips(reach)]
-        else:  # one loop per lane vector of BLOCK lanes, four a tile, over every lane
-            passes = [expected_passes(reach, block)] * 4
+        profile, phase1 = retry
+        reach = _profiles(profile)[phase1:]
+        queued = reach[0] * spec["elements"](block) if reach else 0.0  # per tile
+        passes = [queued * t for t in expected_trips(reach)]
     cost = sass.tile_cost(instrs, passes)
     per = {"total": cost.total / per_thread}
     for cls, v in cost.by_class.items():

@@ -240,3 +240,27 @@ def bernoulli_bit_p(w, p, LIMBS16: tl.constexpr = False):
     f = (shr(w, 16, LIMBS16).to(tl.float32) * 65536.0
          + ((w & 0xFFFF).to(tl.float32) + 0.5)) * TWO_M32
     return (p == 1.0) | (f < p)
+
+
+# -- the output step: docs/spec.md section 5.1 -------------------------------------------------
+
+@triton.jit
+def output_f32(z, loc, scale, SCALED: tl.constexpr, OUT16: tl.constexpr, FP16: tl.constexpr,
+               LIMBS16: tl.constexpr):
+    """Spec 5.1 in float32: fl(fl(z * scale) + loc) (fusion is off at launch), then for
+    a 16-bit output (``OUT16``) its one rounding, as int16 bits."""
+    if SCALED:
+        z = z * scale + loc
+    if OUT16:
+        return round_f32_to_16_bits(z, FP16, LIMBS16).to(tl.int16)
+    else:
+        return z
+
+
+@triton.jit
+def output_f64(z, loc, scale, SCALED: tl.constexpr, LIMBS16: tl.constexpr):
+    """Spec 5.1 in float64: fl(fl(z * scale) + loc)."""
+    if SCALED:
+        return z * scale + loc
+    else:
+        return z

@@ -28,14 +28,13 @@ import triton
 import triton.language as tl
 
 from ...fallback import normal as _fb
-from .conversions import f64_from_halves, round_f32_to_16_bits, unit_float32, unit_float64
+from .conversions import f64_from_halves, output_f32, output_f64, unit_float32, unit_float64
 from .detmath import log_f32, log_f64, sincos_f32, sincos_f64
 from .philox import blocks
-from .wordops import shr, to_word
+from .wordops import to_word
 from .retry import element_index
-from .pending import RETRY, index64, queue, queued, queued_count, start
 from .words import STREAM, interleave2, store4, store_tile, stream_words
-from .ziggurat import not_, ziggurat_f64, ziggurat_fast_f32, ziggurat_retry_f32
+from .ziggurat import ziggurat_f64
 
 # Box-Muller's constants (spec 5.4), fallback's values: the floor of u1 and 2 pi.
 U1_MIN_F32 = tl.constexpr(float(_fb.BOX_MULLER_U1_MIN_F32))
@@ -46,116 +45,7 @@ TWO_PI_F64 = tl.constexpr(_fb.BOX_MULLER_TWO_PI_F64)
 F64_PARAMS = ["loc_hi", "loc_lo", "scale_hi", "scale_lo", "lo_hi", "lo_lo", "hi_hi", "hi_lo"]
 
 
-@triton.jit
-def output_f32(z, loc, scale, SCALED: tl.constexpr, OUT16: tl.constexpr, FP16: tl.constexpr,
-               LIMBS16: tl.constexpr):
-    """Spec 5.1 in float32: fl(fl(z * scale) + loc) (fusion is off at launch), then for
-    a 16-bit output (``OUT16``) its one rounding, as int16 bits."""
-    if SCALED:
-        z = z * scale + loc
-    if OUT16:
-        return round_f32_to_16_bits(z, FP16, LIMBS16).to(tl.int16)
-    else:
-        return z
-
-
-@triton.jit
-def output_f64(z, loc, scale, SCALED: tl.constexpr, LIMBS16: tl.constexpr):
-    if SCALED:
-        return z * scale + loc
-    else:
-        return z
-
-
 # -- ziggurat (spec 5.3) ---------------------------------------------------------------------------
-
-@triton.jit
-def _zig_lane(w, valid, W, K, lo, hi, loc, scale, BOUNDED: tl.constexpr, SCALED: tl.constexpr,
-              OUT16: tl.constexpr, FP16: tl.constexpr, LIMBS16: tl.constexpr):
-    """Step 1 for one lane of the tile's blocks: (the lane's outputs, its pending flag)."""
-    z, ok = ziggurat_fast_f32(w, W, K, lo, hi, BOUNDED, LIMBS16)
-    return output_f32(z, loc, scale, SCALED, OUT16, FP16, LIMBS16), valid & not_(ok)
-
-
-@triton.jit
-def first_words(c0, c1, c2, c3, k0, k1, i_lo, i_hi, LIMBS16: tl.constexpr):
-    """Word i of the stream for the elements i = (i_hi << 32) | i_lo (i_hi a scalar): lane
-    i & 3 of block i >> 2 (spec 2.1), drawn again for a queued element."""
-    # block i >> 2 = (i_hi >> 2) * 2**32 + ((i_hi << 30) | (i_lo >> 2))
-    x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, (i_hi >> 2).to(tl.int64) << 32,
-                           (i_hi << 30) | shr(i_lo, 2, LIMBS16), LIMBS16)
-    k = i_lo & 3
-    return tl.where(k == 0, x0, tl.where(k == 1, x1, tl.where(k == 2, x2, x3)))
-
-
-@triton.jit
-def _zig_retry(out_ptr, rows, at, total, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi, loc,
-               scale, BOUNDED: tl.constexpr, SCALED: tl.constexpr, OUT16: tl.constexpr,
-               FP16: tl.constexpr, CAP: tl.constexpr, LIMBS16: tl.constexpr):
-    """Retry the queue's entries at .. at + RETRY - 1 (those below ``total``; their index's
-    high word ``i_hi``) and store each result at its element."""
-    i_lo, valid = queued(rows, at, total, CAP, LIMBS16)
-    w = first_words(c0, c1, c2, c3, k0, k1, i_lo, i_hi, LIMBS16)
-    z = ziggurat_retry_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
-                           BOUNDED, LIMBS16)
-    tl.store(out_ptr + index64(i_hi, i_lo, LIMBS16),
-             output_f32(z, loc, scale, SCALED, OUT16, FP16, LIMBS16), mask=valid)
-
-
-@triton.jit(do_not_specialize=STREAM)
-def ziggurat_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, scale, lo, hi,
-                    W, K, F, scratch, BOUNDED: tl.constexpr, SCALED: tl.constexpr,
-                    OUT16: tl.constexpr, FP16: tl.constexpr, BLOCK: tl.constexpr,
-                    CAP: tl.constexpr, LIMBS16: tl.constexpr):
-    """float32 working precision: element i from word i; out_ptr is float32, or the int16
-    view of a float16 / bfloat16 output (``OUT16``); [lo, hi] bounds when ``BOUNDED``.
-
-    Two phases (pending.py): step 1 for the whole tile and one store; the rejected
-    elements queued in ``scratch`` (int32, row_words(4 * BLOCK) per program, a ring of
-    ``CAP`` = ring_size(4 * BLOCK) entries and the counter) and run through their slots
-    RETRY at a time, each result stored over its element's."""
-    TILE: tl.constexpr = 4 * BLOCK
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
-    j = tl.arange(0, BLOCK)
-    lane = 4 * to_word(j, LIMBS16)
-    rows = scratch + tl.program_id(0) * (CAP + 32)
-    total = start(rows, CAP)
-    done = 0
-    last_hi = to_word(tl.program_id(0) * 0, LIMBS16)  # the high index word of those waiting
-    for tile in range(tl.program_id(0), tl.cdiv(n, TILE), tl.num_programs(0)):
-        first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
-                                BLOCK)
-        left = tl.minimum(n - 4 * first, TILE).to(tl.int32)
-        i_lo, i_hi = element_index(4 * first, lane, LIMBS16)  # element 4 (first + j), lane 0's
-        z0, p0 = _zig_lane(x0, 4 * j < left, W, K, lo, hi, loc, scale, BOUNDED, SCALED,
-                           OUT16, FP16, LIMBS16)
-        z1, p1 = _zig_lane(x1, 4 * j + 1 < left, W, K, lo, hi, loc, scale, BOUNDED, SCALED,
-                           OUT16, FP16, LIMBS16)
-        z2, p2 = _zig_lane(x2, 4 * j + 2 < left, W, K, lo, hi, loc, scale, BOUNDED, SCALED,
-                           OUT16, FP16, LIMBS16)
-        z3, p3 = _zig_lane(x3, 4 * j + 3 < left, W, K, lo, hi, loc, scale, BOUNDED, SCALED,
-                           OUT16, FP16, LIMBS16)
-        store4(out_ptr + 4 * first, j, left, z0, z1, z2, z3)
-        queue(rows, p0, i_lo, CAP)
-        queue(rows, p1, i_lo + 1, CAP)
-        queue(rows, p2, i_lo + 2, CAP)
-        queue(rows, p3, i_lo + 3, CAP)
-        total = queued_count(rows, CAP)
-        # Full chunks now; every entry where the program's next tile has another high
-        # index word (every 2**32 elements), so that those waiting share this tile's.
-        next_hi = to_word((4 * (first + tl.num_programs(0) * BLOCK)) >> 32, LIMBS16)
-        end = tl.where(next_hi != i_hi, total, done + (total - done) // RETRY * RETRY)
-        for at in range(done, end, RETRY):
-            _zig_retry(out_ptr, rows, at, total, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo,
-                       hi, loc, scale, BOUNDED, SCALED, OUT16, FP16, CAP, LIMBS16)
-        done = end
-        last_hi = i_hi
-        tl.debug_barrier()  # the ring's places read above are written again by the next tile
-    for at in range(done, total, RETRY):  # the last entries, fewer than RETRY
-        _zig_retry(out_ptr, rows, at, total, last_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo,
-                   hi, loc, scale, BOUNDED, SCALED, OUT16, FP16, CAP, LIMBS16)
-
 
 @triton.jit(do_not_specialize=STREAM + F64_PARAMS)
 def ziggurat_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,

@@ -22,8 +22,9 @@ from ...fallback import ziggurat_tables as _zt
 from ...fallback.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
 from .launch import cdiv, draw_source, int32, launch, programs
 from .pending import ring_size, scratch_words
-from .normal import box_muller_f64_kernel, box_muller_kernel, ziggurat_f64_kernel, ziggurat_kernel
-from .truncated import proposal_f64_kernel, proposal_kernel
+from .normal import box_muller_f64_kernel, box_muller_kernel, ziggurat_f64_kernel
+from .rejection import proposal_kernel, ziggurat_kernel
+from .truncated import proposal_f64_kernel
 
 # Philox blocks per tile, by kernel family (powers of two): a float32-family tile has
 # 4 * BLOCK elements, a float64 one 2 * BLOCK.  A sampler's retry loop keeps about
@@ -91,7 +92,7 @@ def _family(out, fmt):
 
 def _scratch(kernel, out, tiles, tile):
     """The pending queue's scratch rows (pending.py) for a launch of ``kernel`` over
-    ``tiles`` tiles of ``tile`` elements: int32, two rows a program, on out's device."""
+    ``tiles`` tiles of ``tile`` elements: int32, ``row_words(tile)`` a program, on out's device."""
     words = scratch_words(programs(kernel, out.device, tiles), tile)
     return torch.empty(words, dtype=torch.int32, device=out.device)
 
@@ -167,7 +168,9 @@ def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, 
     else:
         block = BLOCKS["proposal"]
         dst, out16, fp16 = _family(out, fmt)
-        launch(proposal_kernel, out, cdiv(n, 4 * block), dst, n, *stream, float(a), float(b),
+        tiles = cdiv(n, 4 * block)
+        launch(proposal_kernel, out, tiles, dst, n, *stream, float(a), float(b),
                float(width), float(m2), float(lam), float(loc), float(scale),
+               _scratch(proposal_kernel, out, tiles, 4 * block),
                EXPONENTIAL=exponential, MIRROR=mirror, SCALED=scaled, OUT16=out16, FP16=fp16,
-               BLOCK=block)
+               BLOCK=block, CAP=ring_size(4 * block))

@@ -27,13 +27,12 @@ quotient was flushed or not: the element's bits do not depend on it.
 import triton
 import triton.language as tl
 
-from .conversions import f64_from_halves, unit_float32, unit_float64
+from .conversions import f64_from_halves, output_f64, unit_float32, unit_float64
 from .detmath import exp_f32, exp_f64, log_f32, log_f64, negated
-from .normal import output_f32, output_f64
 from .philox import blocks
 from .wordops import to_word
 from .retry import element_index, open_unit_float32, open_unit_float64, retry_block
-from .words import STREAM, interleave2, store4, store_tile, stream_words
+from .words import STREAM, interleave2, store_tile, stream_words
 from .ziggurat import any_pending, clamp, not_
 
 ATTEMPTS = tl.constexpr(1024)  # spec 5.2's slot cap
@@ -42,26 +41,45 @@ TRUNC_PARAMS = ["a_hi", "a_lo", "b_hi", "b_lo", "width_hi", "width_lo", "m2_hi",
 
 
 @triton.jit
-def proposal_f32(p0, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width, m2, lam,
-                 EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr, LIMBS16: tl.constexpr):
-    """Standard values in [a, b] (float32) for the elements i from their own words ``p0``."""
-    z = tl.zeros(p0.shape, tl.float32)
-    pending = valid
-    s = 0
-    while any_pending(pending) & (s < ATTEMPTS):
-        r0, r1, _, _ = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16)
-        p = tl.where(s == 0, p0, r0)
-        if EXPONENTIAL:
-            x = a + tl.math.div_rn(negated(log_f32(open_unit_float32(p, LIMBS16), LIMBS16)), lam)
-            d = x - lam
-            accepted = (x <= b) & (unit_float32(r1) < exp_f32(-0.5 * (d * d), LIMBS16))
-            if MIRROR:
-                cand = negated(x)
-            else:
-                cand = x
+def _attempt_f32(p, q, a, b, width, m2, lam, EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr,
+                 LIMBS16: tl.constexpr):
+    """One attempt from its words p, q (float32): (candidate, accepted)."""
+    if EXPONENTIAL:
+        x = a + tl.math.div_rn(negated(log_f32(open_unit_float32(p, LIMBS16), LIMBS16)), lam)
+        d = x - lam
+        accepted = (x <= b) & (unit_float32(q) < exp_f32(-0.5 * (d * d), LIMBS16))
+        if MIRROR:
+            cand = negated(x)
         else:
-            cand = a + unit_float32(p) * width
-            accepted = unit_float32(r1) < exp_f32(0.5 * (m2 - cand * cand), LIMBS16)
+            cand = x
+    else:
+        cand = a + unit_float32(p) * width
+        accepted = unit_float32(q) < exp_f32(0.5 * (m2 - cand * cand), LIMBS16)
+    return cand, accepted
+
+
+@triton.jit
+def proposal_first_f32(p0, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width, m2, lam,
+                       EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr, LIMBS16: tl.constexpr):
+    """Attempt 0 for every element of the vector: p its own word ``p0``, q word 1 of
+    R(i, 0): (candidate, accepted)."""
+    _, q, _, _ = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, tl.zeros([], tl.int32),
+                             LIMBS16)
+    return _attempt_f32(p0, q, a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
+
+
+@triton.jit
+def proposal_retry_f32(pending, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width, m2, lam,
+                       EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr, LIMBS16: tl.constexpr):
+    """Attempts 1, 2, ... of the elements i = (i_hi, i_lo) that attempt 0 rejected
+    (``pending``; the other lanes are not drawn), p and q words 0 and 1 of R(i, s), until
+    none of the vector is pending or the 5.2 cap is reached; an element that exhausts
+    them keeps its last candidate clamped to the interval."""
+    z = tl.zeros(i_lo.shape, tl.float32)
+    s = 1
+    while any_pending(pending) & (s < ATTEMPTS):
+        p, q, _, _ = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16)
+        cand, accepted = _attempt_f32(p, q, a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
         z = tl.where(pending, cand, z)
         pending = pending & not_(accepted)
         s += 1
@@ -70,36 +88,6 @@ def proposal_f32(p0, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width, m2,
     else:
         z = tl.where(pending, clamp(z, a, b), z)
     return z
-
-
-@triton.jit(do_not_specialize=STREAM)
-def proposal_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, a, b, width, m2, lam,
-                    loc, scale, EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr,
-                    SCALED: tl.constexpr, OUT16: tl.constexpr, FP16: tl.constexpr,
-                    BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
-    """float32 working precision (float32, float16, bfloat16 outputs): element i from word i."""
-    k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
-    j = tl.arange(0, BLOCK)
-    lane = 4 * to_word(j, LIMBS16)
-    for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
-        first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
-                                BLOCK)
-        left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
-        i_lo, i_hi = element_index(4 * first, lane, LIMBS16)
-        z0 = proposal_f32(x0, 4 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1,
-                          a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
-        z1 = proposal_f32(x1, 4 * j + 1 < left, i_lo + 1, i_hi, c0, c1, c2, c3, k0, k1,
-                          a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
-        z2 = proposal_f32(x2, 4 * j + 2 < left, i_lo + 2, i_hi, c0, c1, c2, c3, k0, k1,
-                          a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
-        z3 = proposal_f32(x3, 4 * j + 3 < left, i_lo + 3, i_hi, c0, c1, c2, c3, k0, k1,
-                          a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
-        store4(out_ptr + 4 * first, j, left,
-               output_f32(z0, loc, scale, SCALED, OUT16, FP16, LIMBS16),
-               output_f32(z1, loc, scale, SCALED, OUT16, FP16, LIMBS16),
-               output_f32(z2, loc, scale, SCALED, OUT16, FP16, LIMBS16),
-               output_f32(z3, loc, scale, SCALED, OUT16, FP16, LIMBS16))
 
 
 @triton.jit
