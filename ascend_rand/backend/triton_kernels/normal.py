@@ -1,9 +1,10 @@
 """Normal draws (docs/spec.md sections 5.1, 5.3, 5.4) as Triton kernels: one launch each.
 
-- ``ziggurat_kernel`` (float32, float16, bfloat16) and ``ziggurat_f64_kernel``:
-  element i from word i (float64: words 2i, 2i + 1), retries inside the kernel
-  (ziggurat.py); with ``BOUNDED`` they are also the truncated normal's
-  ziggurat method (5.5).
+- ``ziggurat_f64_kernel``: element i from words 2i, 2i + 1, retries inside the
+  kernel (ziggurat.py); with ``BOUNDED`` it is also the truncated normal's
+  ziggurat method (5.5).  The float32-family ziggurat, ``ziggurat_kernel``, is
+  rejection.py's, with the truncated normal's proposals: two phases, the
+  rejected elements retried apart (pending.py).
 - ``box_muller_kernel`` (float32, float16, bfloat16): pair j (elements 2j,
   2j + 1) from words 2j, 2j + 1, so Philox block b gives elements 4b .. 4b+3;
   ``box_muller_f64_kernel``: pair j from words 4j .. 4j + 3, block j.  An odd

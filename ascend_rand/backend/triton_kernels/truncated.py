@@ -1,9 +1,9 @@
-"""The truncated normal's proposal methods (docs/spec.md section 5.5) as Triton kernels.
+"""The truncated normal's proposal methods (docs/spec.md section 5.5) as Triton device code.
 
 5.5 picks one of three exact rejection samplers from (a, b) on the host
 (distributions/normal.py ``truncation_plan``); its ziggurat method is the
-ziggurat kernel with bounds (normal.py, ``BOUNDED``).  This file holds the
-other two, one kernel per working precision with ``EXPONENTIAL`` choosing:
+ziggurat kernel with bounds (rejection.py, ``BOUNDED``).  This file holds the
+other two, ``EXPONENTIAL`` choosing:
 
 - uniform proposal: z = a + U(p) * width, accepted if U(q) < exp(0.5 (m2 - z z));
 - exponential proposal (Robert, 1995) from the near end l (``a`` here) on the
@@ -12,10 +12,14 @@ other two, one kernel per working precision with ``EXPONENTIAL`` choosing:
   element is x, or -x.
 
 Attempt 0 reads p from the element's own word(s) and q from R(i, 0); attempt
-k >= 1 reads both from R(i, k) (spec 5.5).  Every element takes attempt 0, and
-each keeps looping over its attempts inside the kernel until accepted (spec
-5.2; the loop ends when no element of the vector is pending).  An element that
-exhausts all 1024 attempts keeps its last proposal clamped to the interval.
+k >= 1 reads both from R(i, k) (spec 5.5).  In float32 working precision the
+two run apart (rejection.py's ``proposal_kernel``): every element of a tile
+takes attempt 0 (``proposal_first_f32``), and those it rejects are queued and
+run through their later attempts together (``proposal_retry_f32``, pending.py).
+In float64 (``proposal_f64_kernel``) each element keeps looping over its
+attempts inside its vector (the loop ends when no element of it is pending).
+An element that exhausts all 1024 attempts keeps its last proposal clamped to
+the interval.
 The one division is IEEE's: ``tl.math.div_rn`` in float32 (CUDA's float32
 ``/`` is approximate), ``/`` in float64.  Triton 3.2 compiles ``div_rn`` for
 CUDA as ``div.rn.ftz.f32``, which flushes subnormals; here the dividend
