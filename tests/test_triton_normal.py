@@ -87,11 +87,11 @@ with triton_support.kernel_imports():
             u_lo = tl.load(w_ptr + 2 * j + 1).to(tl.uint32, bitcast=True)
             z = tzig.ziggurat_f64(u_hi, u_lo, j < BLOCK, j.to(tl.uint32), i_hi, c0, c1, c2, c3,
                                   k0, k1, W, K, F, lo, hi, BOUNDED, False)
-        else:
+            tl.store(out_ptr + j, z)
+        else:  # stores each element itself
             w = tl.load(w_ptr + j).to(tl.uint32, bitcast=True)
-            z = tzig.ziggurat_f32(w, j < BLOCK, j.to(tl.uint32), i_hi, c0, c1, c2, c3, k0, k1,
-                                  W, K, F, lo, hi, BOUNDED, False)
-        tl.store(out_ptr + j, z)
+            tzig.ziggurat_f32(w, j < BLOCK, j.to(tl.uint32), i_hi, c0, c1, c2, c3, k0, k1,
+                              W, K, F, lo, hi, out_ptr, BOUNDED, False)
 
 import ascend_rand as ar  # noqa: E402
 from ascend_rand.distributions import normal as dnormal  # noqa: E402

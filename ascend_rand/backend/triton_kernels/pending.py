@@ -13,7 +13,7 @@ the order of work):
    elements).  After a barrier, whenever ``RETRY`` entries wait, that many are read
    back, their first words drawn again from their indices, and run through their
    slots together (``while`` any of them is pending), and their results overwrite
-   theirs in the output; the last entries, fewer than ``RETRY``, after the grid loop.
+   theirs in the output; the last entries, fewer than ``RETRY``, after the last tile.
 
 So a slot's work is spent on pending elements only, and in full vectors: one
 retry pass serves ``RETRY`` elements gathered from several tiles, not one tile's
@@ -71,8 +71,8 @@ def start(rows, CAP: tl.constexpr):
 @triton.jit
 def queue(rows, pending, i_lo, CAP: tl.constexpr):
     """Queue the pending lanes of one vector: each takes a place from the counter (relaxed:
-    the barrier of ``queued_count`` orders them) and writes the low word of its element
-    index there, as an int32 bit pattern."""
+    the barrier of ``queued_count`` orders them before the count is read) and writes the
+    low word of its element index there, as an int32 bit pattern."""
     i = i_lo.to(tl.int32, bitcast=True)
     place = tl.atomic_add(rows + CAP + tl.zeros_like(i), 1, mask=pending, sem="relaxed")
     tl.store(rows + (place & (CAP - 1)), i, mask=pending)
@@ -80,10 +80,12 @@ def queue(rows, pending, i_lo, CAP: tl.constexpr):
 
 @triton.jit
 def queued_count(rows, CAP: tl.constexpr):
-    """The places taken once every thread has queued its lanes (a barrier, then the
-    counter read where the atomics were made)."""
+    """The places taken once every thread has queued its lanes: a barrier, then the
+    counter read past any cache (``volatile``: the atomics were made in the L2 on a GPU).
+    A load, not an atomic read: bishengir 1.2.0 cannot plan a scalar atomic on the counter
+    after the vector atomics of ``queue``."""
     tl.debug_barrier()
-    return tl.atomic_add(rows + CAP, 0, sem="relaxed")
+    return tl.load(rows + CAP, volatile=True)
 
 
 @triton.jit

@@ -24,12 +24,12 @@ import triton
 import triton.language as tl
 
 from .conversions import output_f32
-from .pending import RETRY, index64, queue, queued, queued_count, start
+from .pending import RETRY, queue, queued, queued_count, start
 from .philox import blocks
 from .retry import element_index
 from .truncated import proposal_first_f32, proposal_retry_f32
 from .wordops import shr, to_word
-from .words import STREAM, store4, stream_words
+from .words import STREAM, interleave4, store4, store_tile, stream_words
 from .ziggurat import not_, ziggurat_fast_f32, ziggurat_retry_f32
 
 ZIGGURAT = tl.constexpr(0)  # SAMPLER: the ziggurat
@@ -73,13 +73,12 @@ def _retry(out_ptr, rows, at, total, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, 
     i_lo, valid = queued(rows, at, total, CAP, LIMBS16)
     if SAMPLER == ZIGGURAT:
         w = first_words(c0, c1, c2, c3, k0, k1, i_lo, i_hi, LIMBS16)
-        z = ziggurat_retry_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
-                               BOUNDED, LIMBS16)
+        ziggurat_retry_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
+                           out_ptr, loc, scale, BOUNDED, SCALED, OUT16, FP16, LIMBS16)
     else:
-        z = proposal_retry_f32(valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, lo, hi, width, m2,
-                               lam, EXPONENTIAL, MIRROR, LIMBS16)
-    tl.store(out_ptr + index64(i_hi, i_lo, LIMBS16),
-             output_f32(z, loc, scale, SCALED, OUT16, FP16, LIMBS16), mask=valid)
+        proposal_retry_f32(valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, lo, hi, width, m2, lam,
+                           out_ptr, loc, scale, EXPONENTIAL, MIRROR, SCALED, OUT16, FP16,
+                           LIMBS16)
 
 
 @triton.jit
@@ -95,49 +94,58 @@ def _tiles(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, scale, lo, h
     k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
     lane = 4 * to_word(j, LIMBS16)
+    e = interleave4(4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3)  # the tile's elements, in order
     rows = scratch + tl.program_id(0) * (CAP + 32)
     total = start(rows, CAP)
     done = 0
-    last_hi = to_word(tl.program_id(0) * 0, LIMBS16)  # the high index word of those waiting
     for tile in range(tl.program_id(0), tl.cdiv(n, TILE), tl.num_programs(0)):
         first = tl.cast(tile, tl.int64) * BLOCK
         x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
                                 BLOCK)
         left = tl.minimum(n - 4 * first, TILE).to(tl.int32)
         i_lo, i_hi = element_index(4 * first, lane, LIMBS16)  # element 4 (first + j), lane 0's
-        z0, p0 = _first(x0, 4 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, lo, hi,
-                        width, m2, lam, loc, scale, SAMPLER, BOUNDED, EXPONENTIAL, MIRROR,
-                        SCALED, OUT16, FP16, LIMBS16)
-        z1, p1 = _first(x1, 4 * j + 1 < left, i_lo + 1, i_hi, c0, c1, c2, c3, k0, k1, W, K,
-                        lo, hi, width, m2, lam, loc, scale, SAMPLER, BOUNDED, EXPONENTIAL,
-                        MIRROR, SCALED, OUT16, FP16, LIMBS16)
-        z2, p2 = _first(x2, 4 * j + 2 < left, i_lo + 2, i_hi, c0, c1, c2, c3, k0, k1, W, K,
-                        lo, hi, width, m2, lam, loc, scale, SAMPLER, BOUNDED, EXPONENTIAL,
-                        MIRROR, SCALED, OUT16, FP16, LIMBS16)
-        z3, p3 = _first(x3, 4 * j + 3 < left, i_lo + 3, i_hi, c0, c1, c2, c3, k0, k1, W, K,
-                        lo, hi, width, m2, lam, loc, scale, SAMPLER, BOUNDED, EXPONENTIAL,
-                        MIRROR, SCALED, OUT16, FP16, LIMBS16)
-        store4(out_ptr + 4 * first, j, left, z0, z1, z2, z3)
-        queue(rows, p0, i_lo, CAP)
-        queue(rows, p1, i_lo + 1, CAP)
-        queue(rows, p2, i_lo + 2, CAP)
-        queue(rows, p3, i_lo + 3, CAP)
+        if SAMPLER == PROPOSAL:
+            # One vector over the tile (element 4 first + e from the tile's word e), so that
+            # attempt 0's four R(i, 0) blocks are written, and compiled, once: bishengir
+            # 1.2.0 takes more than 20 minutes over four copies
+            e_lo, _ = element_index(4 * first, to_word(e, LIMBS16), LIMBS16)
+            z, pending = _first(interleave4(x0, x1, x2, x3), e < left, e_lo, i_hi, c0, c1, c2,
+                                c3, k0, k1, W, K, lo, hi, width, m2, lam, loc, scale, SAMPLER,
+                                BOUNDED, EXPONENTIAL, MIRROR, SCALED, OUT16, FP16, LIMBS16)
+            store_tile(out_ptr + 4 * first, left, z)
+            queue(rows, pending, e_lo, CAP)
+        else:
+            z0, p0 = _first(x0, 4 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, lo, hi,
+                            width, m2, lam, loc, scale, SAMPLER, BOUNDED, EXPONENTIAL, MIRROR,
+                            SCALED, OUT16, FP16, LIMBS16)
+            z1, p1 = _first(x1, 4 * j + 1 < left, i_lo + 1, i_hi, c0, c1, c2, c3, k0, k1, W, K,
+                            lo, hi, width, m2, lam, loc, scale, SAMPLER, BOUNDED, EXPONENTIAL,
+                            MIRROR, SCALED, OUT16, FP16, LIMBS16)
+            z2, p2 = _first(x2, 4 * j + 2 < left, i_lo + 2, i_hi, c0, c1, c2, c3, k0, k1, W, K,
+                            lo, hi, width, m2, lam, loc, scale, SAMPLER, BOUNDED, EXPONENTIAL,
+                            MIRROR, SCALED, OUT16, FP16, LIMBS16)
+            z3, p3 = _first(x3, 4 * j + 3 < left, i_lo + 3, i_hi, c0, c1, c2, c3, k0, k1, W, K,
+                            lo, hi, width, m2, lam, loc, scale, SAMPLER, BOUNDED, EXPONENTIAL,
+                            MIRROR, SCALED, OUT16, FP16, LIMBS16)
+            store4(out_ptr + 4 * first, j, left, z0, z1, z2, z3)
+            queue(rows, p0, i_lo, CAP)
+            queue(rows, p1, i_lo + 1, CAP)
+            queue(rows, p2, i_lo + 2, CAP)
+            queue(rows, p3, i_lo + 3, CAP)
         total = queued_count(rows, CAP)
-        # Full chunks now; every entry where the program's next tile has another high
-        # index word (every 2**32 elements), so that those waiting share this tile's.
+        # Full chunks now; every entry after the program's last tile, or where its next
+        # tile has another high index word (every 2**32 elements), so that those waiting
+        # share this tile's.  (One retry site: bishengir plans one loop's buffers.)
+        last = tile + tl.num_programs(0) >= tl.cdiv(n, TILE)
         next_hi = to_word((4 * (first + tl.num_programs(0) * BLOCK)) >> 32, LIMBS16)
-        end = tl.where(next_hi != i_hi, total, done + (total - done) // RETRY * RETRY)
+        end = tl.where(last | (next_hi != i_hi), total,
+                       done + (total - done) // RETRY * RETRY)
         for at in range(done, end, RETRY):
             _retry(out_ptr, rows, at, total, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
                    width, m2, lam, loc, scale, SAMPLER, BOUNDED, EXPONENTIAL, MIRROR, SCALED,
                    OUT16, FP16, CAP, LIMBS16)
         done = end
-        last_hi = i_hi
         tl.debug_barrier()  # the ring's places read above are written again by the next tile
-    for at in range(done, total, RETRY):  # the last entries, fewer than RETRY
-        _retry(out_ptr, rows, at, total, last_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
-               width, m2, lam, loc, scale, SAMPLER, BOUNDED, EXPONENTIAL, MIRROR, SCALED,
-               OUT16, FP16, CAP, LIMBS16)
 
 
 @triton.jit(do_not_specialize=STREAM)

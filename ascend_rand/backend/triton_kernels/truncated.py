@@ -31,8 +31,9 @@ quotient was flushed or not: the element's bits do not depend on it.
 import triton
 import triton.language as tl
 
-from .conversions import f64_from_halves, output_f64, unit_float32, unit_float64
+from .conversions import f64_from_halves, output_f32, output_f64, unit_float32, unit_float64
 from .detmath import exp_f32, exp_f64, log_f32, log_f64, negated
+from .pending import index64
 from .philox import blocks
 from .wordops import to_word
 from .retry import element_index, open_unit_float32, open_unit_float64, retry_block
@@ -73,25 +74,29 @@ def proposal_first_f32(p0, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width, m2, 
 
 
 @triton.jit
-def proposal_retry_f32(pending, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width, m2, lam,
-                       EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr, LIMBS16: tl.constexpr):
+def proposal_retry_f32(pending, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width, m2, lam, dst,
+                       loc, scale, EXPONENTIAL: tl.constexpr, MIRROR: tl.constexpr,
+                       SCALED: tl.constexpr, OUT16: tl.constexpr, FP16: tl.constexpr,
+                       LIMBS16: tl.constexpr):
     """Attempts 1, 2, ... of the elements i = (i_hi, i_lo) that attempt 0 rejected
     (``pending``; the other lanes are not drawn), p and q words 0 and 1 of R(i, s), until
-    none of the vector is pending or the 5.2 cap is reached; an element that exhausts
-    them keeps its last candidate clamped to the interval."""
-    z = tl.zeros(i_lo.shape, tl.float32)
+    none of the vector is pending or the 5.2 cap is reached; each element's output (spec
+    5.1's step) is stored at dst + i in the pass that ends it (inside the loop, as in
+    ziggurat.py's retry), one that exhausts them with its last candidate clamped to the
+    interval."""
+    at = dst + index64(i_hi, i_lo, LIMBS16)
     s = 1
     while any_pending(pending) & (s < ATTEMPTS):
         p, q, _, _ = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16)
         cand, accepted = _attempt_f32(p, q, a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)
-        z = tl.where(pending, cand, z)
+        if EXPONENTIAL and MIRROR:
+            cand = tl.where(accepted, cand, clamp(cand, negated(b), negated(a)))
+        else:
+            cand = tl.where(accepted, cand, clamp(cand, a, b))
+        tl.store(at, output_f32(cand, loc, scale, SCALED, OUT16, FP16, LIMBS16),
+                 mask=pending & (accepted | (s == ATTEMPTS - 1)))
         pending = pending & not_(accepted)
         s += 1
-    if EXPONENTIAL and MIRROR:
-        z = tl.where(pending, clamp(z, negated(b), negated(a)), z)
-    else:
-        z = tl.where(pending, clamp(z, a, b), z)
-    return z
 
 
 @triton.jit

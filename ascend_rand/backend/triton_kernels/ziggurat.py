@@ -31,8 +31,9 @@ from ...fallback.constants import (
     ZIGGURAT_LAYER_MASK,
     ZIGGURAT_SIGN_SHIFT,
 )
-from .conversions import unit_float32, unit_float64
+from .conversions import output_f32, unit_float32, unit_float64
 from .detmath import exp_f32, exp_f64, log_f32, log_f64, negated
+from .pending import index64
 from .retry import mag52, open_unit_float32, open_unit_float64, retry_block
 from .wordops import full_words, shr, ult, word
 
@@ -122,16 +123,20 @@ def ziggurat_fast_f32(w, W, K, lo, hi, BOUNDED: tl.constexpr, LIMBS16: tl.conste
 
 
 @triton.jit
-def ziggurat_retry_f32(w, pending, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
-                       BOUNDED: tl.constexpr, LIMBS16: tl.constexpr):
+def ziggurat_retry_f32(w, pending, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi, dst,
+                       loc, scale, BOUNDED: tl.constexpr, SCALED: tl.constexpr,
+                       OUT16: tl.constexpr, FP16: tl.constexpr, LIMBS16: tl.constexpr):
     """The slots of the elements i = (i_hi, i_lo) that step 1 rejected (``pending``; the
-    other lanes are not drawn): standard normals (float32) from their first words ``w``.
+    other lanes are not drawn), from their first words ``w``; each element's output
+    (spec 5.1's step, ``output_f32``) is stored at dst + i in the pass that ends it.
 
     Slot s runs for every element still pending, reading its own R(i, s) (slot 0's
     layered word is ``w``), until none of the vector is or the 5.2 cap is reached;
-    an element that exhausts them keeps its last candidate (clamped when bounded)."""
-    z = tl.zeros(w.shape, tl.float32)
+    an element that exhausts them keeps its last candidate (clamped when bounded).
+    The stores are made inside the loop, not after it: bishengir 1.2.0 cannot plan a
+    scattered store that follows a ``while`` loop over vectors."""
     state = full_words(w.shape, FRESH, LIMBS16)
+    at = dst + index64(i_hi, i_lo, LIMBS16)
     s = 0
     while any_pending(pending) & (s < SLOTS_F32):
         r0, r1, r2, _ = retry_block(c0, c1, c2, c3, k0, k1, i_lo, i_hi, s, LIMBS16)
@@ -139,26 +144,25 @@ def ziggurat_retry_f32(w, pending, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, 
         cand, accepted, next_state = _slot_f32(state, layered, r1, r2, W, K, F, LIMBS16)
         if BOUNDED:
             accepted = accepted & (cand >= lo) & (cand <= hi)
-        z = tl.where(pending, cand, z)
+            cand = tl.where(accepted, cand, clamp(cand, lo, hi))  # stored only if last
+        tl.store(at, output_f32(cand, loc, scale, SCALED, OUT16, FP16, LIMBS16),
+                 mask=pending & (accepted | (s == SLOTS_F32 - 1)))
         state = tl.where(pending, next_state, state)
         pending = pending & not_(accepted)
         s += 1
-    if BOUNDED:
-        z = tl.where(pending, clamp(z, lo, hi), z)
-    return z
 
 
 @triton.jit
-def ziggurat_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi,
+def ziggurat_f32(w, valid, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo, hi, dst,
                  BOUNDED: tl.constexpr, LIMBS16: tl.constexpr):
     """Standard normals (float32) of the elements i = (i_hi, i_lo) from their first words
-    ``w``, the whole sampler on one vector: step 1, then the slots of the lanes it
-    rejected (the kernels run the two apart, pending.py; lanes where ``valid`` is false
-    are not drawn)."""
+    ``w``, stored at dst + i, the whole sampler on one vector: step 1, then the slots of
+    the lanes it rejected (the kernels run the two apart, rejection.py; lanes where
+    ``valid`` is false are not drawn)."""
     z, ok = ziggurat_fast_f32(w, W, K, lo, hi, BOUNDED, LIMBS16)
-    zr = ziggurat_retry_f32(w, valid & not_(ok), i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F,
-                            lo, hi, BOUNDED, LIMBS16)
-    return tl.where(ok, z, zr)
+    tl.store(dst + index64(i_hi, i_lo, LIMBS16), z, mask=valid & ok)
+    ziggurat_retry_f32(w, valid & not_(ok), i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, lo,
+                       hi, dst, lo, lo, BOUNDED, False, False, False, LIMBS16)
 
 
 # -- float64 (devices with float64 arithmetic) -----------------------------------------------------
