@@ -5,7 +5,8 @@ backends and why the unavailable ones are, which kernels the torch backend
 draws with on each device type (Triton, the torch-operation mirror, the host)
 and why, the SIMD level in use and the levels
 this CPU runs, the thread count, the entropy sources (and which one "auto"
-picks), and the deep-learning frameworks: torch, torch_npu, MindSpore and
+picks), which device kernels compile for which Ascend target (the record CI
+checks against triton-ascend and bishengir), and the deep-learning frameworks: torch, torch_npu, MindSpore and
 TensorFlow, installed or not, their versions and devices.  The frameworks are
 imported here, inside the command, never by ``import ascend_rand``; with
 ``quick=True`` nothing is imported and versions come from the installed
@@ -133,7 +134,7 @@ def collect(quick=False, show_progress=True):
 
     >>> report = collect(quick=True)
     >>> sorted(report)
-    ['backends', 'entropy', 'frameworks', 'simd', 'threads', 'versions']
+    ['ascend_compile', 'backends', 'entropy', 'frameworks', 'simd', 'threads', 'versions']
     >>> report["versions"]["ascend_rand"] == __version__
     True
     """
@@ -158,7 +159,51 @@ def collect(quick=False, show_progress=True):
         "threads": get_num_threads(),
         "entropy": entropy,
         "frameworks": frameworks,
+        "ascend_compile": ascend_compile_state(),
     }
+
+
+def ascend_compile_state():
+    """Which device kernels compile for which Ascend target, from the record CI checks
+    against triton-ascend and bishengir (backend/triton_kernels/ascend_record.py): per
+    target, the kernels that pass every offline check and those refused, with the stage.
+
+    >>> state = ascend_compile_state()
+    >>> sorted(state["targets"])
+    ['Ascend910B3']
+    >>> all(t["kernels"] == len(t["passed"]) + len(t["refused"]) for t in state["targets"].values())
+    True
+    """
+    from ..backend.triton_kernels import ascend_record as rec
+
+    targets = {}
+    for target, label in rec.TARGETS.items():
+        rows = [r for r in rec.RECORD if r["target"] == target]
+        targets[target] = {
+            "label": label, "kernels": len(rows),
+            "passed": [r["kernel"] for r in rows if r["passed"]],
+            "refused": {r["kernel"]: r["stage"] for r in rows if not r["passed"]},
+            "most_ub_bits": max((r["ub_bits"] or 0 for r in rows if r["passed"]), default=0),
+        }
+    return {"tools": rec.TOOLS, "targets": targets}
+
+
+def ascend_compile_lines(state):
+    """The Ascend compile record as text lines.
+
+    >>> ascend_compile_lines({"tools": {"triton-ascend": "3.2.0"}, "targets": {"Ascend910B3":
+    ...     {"label": "Atlas A2", "kernels": 2, "passed": ["a"], "refused": {"b": "bishengir"},
+    ...      "most_ub_bits": 786432}}})[1:]
+    ['Ascend compile, offline (triton-ascend 3.2.0; CI: tools/ascend_compile.sh; no device):', '  Ascend910B3 (Atlas A2): 1 of 2 kernels pass every check before hivmc (CANN), at most 96 KiB of the unified buffer', '    refused at bishengir: b']
+    """
+    tools = ", ".join(f"{k} {v}" for k, v in state["tools"].items())
+    out = ["", f"Ascend compile, offline ({tools}; CI: tools/ascend_compile.sh; no device):"]
+    for target, t in state["targets"].items():
+        out.append(f"  {target} ({t['label']}): {len(t['passed'])} of {t['kernels']} kernels "
+                   f"pass every check before hivmc (CANN), at most "
+                   f"{t['most_ub_bits'] // 8192} KiB of the unified buffer")
+        out += [f"    refused at {stage}: {kernel}" for kernel, stage in t["refused"].items()]
+    return out
 
 
 def _detail(info, skip):
@@ -195,6 +240,7 @@ def lines(report):
                  if info["available"] else f"unavailable  {info['reason']}")
         out.append(f"  {name:10} {state}")
     out += device_kernel_lines(report["backends"])
+    out += ascend_compile_lines(report["ascend_compile"])
     simd = report["simd"]
     out += ["", f"SIMD level  {simd['level'] or '- (no native core)'} "
                 f"(this CPU runs: {', '.join(simd['supported']) or '-'}; "

@@ -49,7 +49,7 @@ from ...fallback import bernoulli as _fb_bernoulli
 from ...fallback import conversions as _fb_conversions
 from ...fallback.bernoulli import mask_bytes  # the packed mask's length (spec 4.5)
 from .conversions import bernoulli_bit_below, bits16_to_f32, f64_from_halves, round_f32_to_16_bits
-from .launch import cdiv, int32, launch, stream_args
+from .launch import block_for, cdiv, int32, launch, stream_args
 from .philox import blocks
 from .wordops import INT32_WORDS, to_word, word
 from .words import STREAM, stream_words
@@ -259,9 +259,10 @@ def _run(out, src, mask, stream, threshold, scale, draw, write_mask, what, words
     # The tiles the grid covers: the whole mask when it is written (its padding bytes are
     # 0), else just the bytes that hold elements' bits.
     nbytes = mask_bytes(n) if write_mask else cdiv(n, 8)
-    launch(dropout_kernel, out, cdiv(nbytes, BLOCK), out_v, src_v, mask, n, *words, nbytes,
+    block = block_for("dropout", BLOCK, out.device)
+    launch(dropout_kernel, out, cdiv(nbytes, block), out_v, src_v, mask, n, *words, nbytes,
            *t, *_scale_args(scale, fmt), FMT=fmt, DRAW=draw, WRITE_MASK=write_mask,
-           BLOCK=BLOCK)
+           BLOCK=block)
     return out
 
 

@@ -27,7 +27,7 @@ import torch
 
 from ...fallback.bernoulli import mask_bytes  # the packed mask's length (spec 4.5)
 from . import interpreter, state as _state
-from .launch import BLOCKS, cdiv, draw_source, int32, launch
+from .launch import BLOCKS, block_for, cdiv, draw_source, int32, launch
 from .bernoulli import bernoulli_kernel, bernoulli_packed_kernel
 from .integers import integers_128_kernel, integers_64_kernel
 from .normal_draws import normal, truncated_normal
@@ -79,7 +79,7 @@ def raw(out, key, ctr_lo, ctr_hi, words=None, *, state=None):
     stream = draw_source(key, ctr_lo, ctr_hi, state, out)
     slots = out.numel() * (2 if out.dtype == torch.uint64 else 1)
     if slots:
-        block = BLOCKS["words"]
+        block = block_for("words", BLOCKS["words"], out.device)
         launch(raw_kernel, out, cdiv(slots, 4 * block), out.view(torch.int32), slots, *stream,
                SWAP_HALVES=out.dtype == torch.uint64, BLOCK=block)
 
@@ -98,7 +98,7 @@ def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None, *, sta
     n = out.numel()
     if not n:
         return
-    block = BLOCKS["uniform"]
+    block = block_for("uniform", BLOCKS["uniform"], out.device)
     scaled = bool(scaled)
     if fmt == "float32":
         launch(uniform_f32_kernel, out, cdiv(n, 4 * block), out, n, *stream,
@@ -135,11 +135,11 @@ def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None, *, s
     view = out.view(_VIEW[width])
     low = (int32(low_bits >> 32), int32(low_bits))
     if range_minus_1 <= 0xFFFFFFFF:
-        block = BLOCKS["integers"]
+        block = block_for("integers", BLOCKS["integers"], out.device)
         launch(integers_64_kernel, out, cdiv(n, 2 * block), view, n, *stream,
                *low, int32(range_minus_1), WIDTH=width, BLOCK=block)
     else:
-        block = BLOCKS["integers_128"]
+        block = block_for("integers_128", BLOCKS["integers_128"], out.device)
         r = (range_minus_1 + 1) % (1 << 64)  # 0 stands for 2**64 (FULL)
         launch(integers_128_kernel, out, cdiv(n, block), view, n, *stream,
                *low, int32(r >> 32), int32(r), FULL=r == 0, BLOCK=block)
@@ -182,7 +182,7 @@ def bernoulli(out, key, ctr_lo, ctr_hi, threshold, probs, words=None, *, state=N
         return
     t = _threshold_args(threshold, probs)
     p = None if probs is None else _probabilities(probs, n, out.device)
-    block = BLOCKS["bernoulli"]
+    block = block_for("bernoulli", BLOCKS["bernoulli"], out.device)
     launch(bernoulli_kernel, out, cdiv(n, 4 * block), out.view(torch.uint8), n, *stream, *t, p,
            HAS_PROBS=p is not None, BLOCK=block)
 
@@ -202,7 +202,7 @@ def bernoulli_packed(out, key, ctr_lo, ctr_hi, n, threshold, probs, words=None, 
         return
     t = _threshold_args(threshold, probs)
     p = None if probs is None else _probabilities(probs, n, out.device)
-    block = BLOCKS["bernoulli_packed"]
+    block = block_for("bernoulli_packed", BLOCKS["bernoulli_packed"], out.device)
     nbytes = out.numel()
     launch(bernoulli_packed_kernel, out, cdiv(nbytes, block), out, n, *stream, nbytes, *t, p,
            HAS_PROBS=p is not None, BLOCK=block)

@@ -23,6 +23,13 @@ import os
 # Philox blocks per tile, by kernel (powers of two: tl.arange's rule).
 BLOCKS = {"words": 1024, "uniform": 1024, "integers": 1024, "integers_128": 512,
           "bernoulli": 1024, "bernoulli_packed": 512}
+# Philox blocks per tile on an NPU, by kernel family (launch.BLOCKS', normal_draws.BLOCKS'
+# and dropout's): the largest power of two whose tile, with bishengir's double buffering,
+# fits an Atlas A2/A3 vector core's 192 KiB unified buffer (tools/ascend_compile.py
+# compiles each kernel at it and reports its use; docs/npu.md).
+NPU_BLOCKS = {"words": 256, "uniform": 256, "integers": 256, "integers_128": 128,
+              "bernoulli": 256, "bernoulli_packed": 256, "ziggurat": 64, "proposal": 64,
+              "box_muller": 128, "dropout": 64}
 # True: the high word of a 32 x 32 bit product from 16-bit limbs (Ascend A2/A3 have no
 # vector umulhi); False: tl.umulhi.  Read at each launch; both give the same bits.
 MULHI_LIMBS16 = False
@@ -36,6 +43,9 @@ WORDS_ENV = "ASCEND_RAND_TRITON_WORDS"
 WORD_FORMS = ("int32", "uint32")
 # Programs per streaming multiprocessor on CUDA (each program a few warps).
 CUDA_PROGRAMS_PER_SM = 4
+# The most programs a grid may have: triton-ascend's limit (65,535), kept on every device
+# (a core count is far below it; each program loops over its tiles).
+MAX_GRID = 65535
 # Programs under the interpreter, which runs them one after the other: enough for every
 # program's loop to take several tiles in a test, at no cost otherwise.
 INTERPRETER_PROGRAMS = 4
@@ -107,14 +117,15 @@ def _core_count(device):
 
 
 def programs(kernel, device, tiles):
-    """The grid size: at most one program per core, and no more programs than tiles."""
+    """The grid size: at most one program per core, no more programs than tiles, and at
+    most ``MAX_GRID`` (triton-ascend's limit on a grid's programs)."""
     if PROGRAMS is not None:
         cores = PROGRAMS
     elif interpreting(kernel):
         cores = INTERPRETER_PROGRAMS
     else:
         cores = _core_count(device)
-    return max(1, min(tiles, cores))
+    return max(1, min(tiles, cores, MAX_GRID))
 
 
 def check_device(kernel, out):
@@ -166,6 +177,18 @@ def launch(kernel, out, tiles, *args, **constexprs):
     if wrapper is not None and not interpreting(kernel):
         kernel = wrapper(kernel)
     kernel[grid](*args, LIMBS16=limbs16, enable_fp_fusion=False, **constexprs)
+
+
+def npu_block(family):
+    """The tile (Philox blocks) of a kernel family on an NPU (``NPU_BLOCKS``)."""
+    return NPU_BLOCKS[family]
+
+
+def block_for(family, block, device):
+    """A launch's tile on ``device``: the NPU's (``npu_block``) on an NPU, else ``block``
+    (the family's entry in its kernels' table).  Tiles change no bits: an element's value
+    depends on its index alone."""
+    return npu_block(family) if device.type == "npu" else block
 
 
 def cdiv(a, b):

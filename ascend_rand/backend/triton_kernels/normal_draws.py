@@ -20,7 +20,7 @@ import torch
 
 from ...fallback import ziggurat_tables as _zt
 from ...fallback.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
-from .launch import cdiv, draw_source, int32, launch, programs
+from .launch import block_for, cdiv, draw_source, int32, launch, programs
 from .pending import ring_size, scratch_words
 from .normal import box_muller_f64_kernel, box_muller_kernel, ziggurat_f64_kernel
 from .rejection import proposal_kernel, ziggurat_kernel
@@ -106,7 +106,7 @@ def _ziggurat(out, stream, fmt, loc, scale, scaled, lo, hi, bounded):
                *f64_halves(loc), *f64_halves(scale), *f64_halves(lo), *f64_halves(hi), *t64,
                BOUNDED=bounded, SCALED=scaled, BLOCK=block)
     else:
-        block = BLOCKS["ziggurat"]
+        block = block_for("ziggurat", BLOCKS["ziggurat"], out.device)
         dst, out16, fp16 = _family(out, fmt)
         tiles = cdiv(n, 4 * block)
         launch(ziggurat_kernel, out, tiles, dst, n, *stream, float(loc),
@@ -135,7 +135,7 @@ def normal(out, key, ctr_lo, ctr_hi, fmt, method, loc, scale, scaled, words=None
         launch(box_muller_f64_kernel, out, cdiv(n, 2 * block), out, n, *stream,
                *f64_halves(loc), *f64_halves(scale), SCALED=scaled, BLOCK=block)
     else:
-        block = BLOCKS["box_muller"]
+        block = block_for("box_muller", BLOCKS["box_muller"], out.device)
         dst, out16, fp16 = _family(out, fmt)
         launch(box_muller_kernel, out, cdiv(n, 4 * block), dst, n, *stream, float(loc),
                float(scale), SCALED=scaled, OUT16=out16, FP16=fp16, BLOCK=block)
@@ -166,7 +166,7 @@ def truncated_normal(out, key, ctr_lo, ctr_hi, fmt, loc, scale, scaled, method, 
         launch(proposal_f64_kernel, out, cdiv(n, 2 * block), out, n, *stream, *halves,
                EXPONENTIAL=exponential, MIRROR=mirror, SCALED=scaled, BLOCK=block)
     else:
-        block = BLOCKS["proposal"]
+        block = block_for("proposal", BLOCKS["proposal"], out.device)
         dst, out16, fp16 = _family(out, fmt)
         tiles = cdiv(n, 4 * block)
         launch(proposal_kernel, out, tiles, dst, n, *stream, float(a), float(b),
