@@ -202,7 +202,10 @@ def ascend_compile_lines(state):
         out.append(f"  {target} ({t['label']}): {len(t['passed'])} of {t['kernels']} kernels "
                    f"pass every check before hivmc (CANN), at most "
                    f"{t['most_ub_bits'] // 8192} KiB of the unified buffer")
-        out += [f"    refused at {stage}: {kernel}" for kernel, stage in t["refused"].items()]
+        for kernel, stage in t["refused"].items():
+            why = ("unfinished (bishengir ran past its time)" if stage == "timeout"
+                   else f"refused at {stage}")
+            out.append(f"    {why}: {kernel}")
     return out
 
 
