@@ -9,7 +9,10 @@ still pending, reading that element's own block R(i, s) (spec 5.2), so an
 element's result does not depend on its neighbours, and the loop ends when
 no element of the vector is pending (a reduction to one flag) or the 5.2 cap
 is reached.  An element is fresh or in the tail with a sign (5.3,
-"Attempts"); a tail slot repeats only the tail test.
+"Attempts"); a tail slot repeats only the tail test.  The float32 sampler
+stores each element's output itself (``dst``), in the pass that ends it: the
+kernels (rejection.py) run its step 1 and its slots apart, and bishengir, the
+NPU's compiler, cannot take a scattered store after the loop.
 
 ``BOUNDED`` adds the truncated normal's condition (5.5's ziggurat method): an
 accepted value outside [lo, hi] is not the element, and the next slot is
