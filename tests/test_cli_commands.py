@@ -64,7 +64,12 @@ def test_info_json_reports_this_machine(tmp_path):
     proc = run_module("info", "--json", "--quick", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)
-    assert set(report) == {"versions", "backends", "simd", "threads", "entropy", "frameworks"}
+    assert set(report) == {"versions", "backends", "simd", "threads", "entropy", "frameworks",
+                           "ascend_compile"}
+    # the Ascend compile record (backend/triton_kernels/ascend_record.py), as CI checks it
+    a2 = report["ascend_compile"]["targets"]["Ascend910B3"]
+    assert a2["kernels"] == len(a2["passed"]) + len(a2["refused"]) >= 20
+    assert "uniform float32" in a2["passed"] and 0 < a2["most_ub_bits"] <= 192 * 1024 * 8
     v = report["versions"]
     assert v["ascend_rand"] == ascend_rand.__version__ and v["numpy"] == np.__version__
     assert v["python"] == platform.python_version()
