@@ -26,10 +26,11 @@ BLOCKS = {"words": 1024, "uniform": 1024, "integers": 1024, "integers_128": 512,
 # Philox blocks per tile on an NPU, by kernel family (launch.BLOCKS', normal_draws.BLOCKS'
 # and dropout's): tiles whose buffers, with bishengir's double buffering, fit an Atlas
 # A2/A3 vector core's 192 KiB unified buffer (tools/ascend_compile.py compiles each kernel
-# at its tile and records its use; docs/npu.md).  The Philox kernels take the largest
-# power of two that fits (raw words overflow at 512); the samplers and the dropout take
-# 64, the tile their compiles were first seen to pass at: each takes 5 to 25 minutes, and
-# larger ones are not yet tried (the samplers use under 70 KiB at 64).
+# at its tile and records its use; docs/npu.md).  The Philox kernels take 256 (raw words
+# overflow the buffer at 512), the 128-bit integers and Box-Muller 128 (Box-Muller
+# overflows at 256); the samplers and the dropout take 64, the tile their compiles were
+# first seen to pass at: each takes 5 to 25 minutes, and larger ones are not yet tried
+# (the samplers use under 70 KiB at 64).
 NPU_BLOCKS = {"words": 256, "uniform": 256, "integers": 256, "integers_128": 128,
               "bernoulli": 256, "bernoulli_packed": 256, "ziggurat": 64, "proposal": 64,
               "box_muller": 128, "dropout": 64}
