@@ -180,20 +180,20 @@ def test_a_grid_has_at_most_65535_programs(monkeypatch):
     assert launch.programs(compiled, _Device("npu"), 7) == 7
 
 
-TTIR_A = """#loc = loc("/work/main/ascend_rand/backend/triton_kernels/words.py":90:0)
+TTIR_A = """#loc = loc("/checkout-a/ascend_rand/backend/triton_kernels/words.py":90:0)
 module {
-  tt.func public @raw_kernel(%arg0: !tt.ptr<i32> loc("/work/main/x.py":90:0)) {
+  tt.func public @raw_kernel(%arg0: !tt.ptr<i32> loc("/checkout-a/x.py":90:0)) {
     %c1_i32 = arith.constant 1 : i32 loc(#loc1)
     tt.return loc(#loc2)
   } loc(#loc)
 } loc(#loc)
-#loc1 = loc("/work/main/ascend_rand/backend/triton_kernels/words.py":94:8)
+#loc1 = loc("/checkout-a/ascend_rand/backend/triton_kernels/words.py":94:8)
 #loc2 = loc(callsite(#loc3 at #loc1))
 """
 
 
 def test_ttir_digest_ignores_where_the_source_is_not_what_it_says():
-    moved = TTIR_A.replace("/work/main", "/tmp/clone").replace(":94:8", ":97:8")
+    moved = TTIR_A.replace("/checkout-a", "/checkout-b").replace(":94:8", ":97:8")
     assert ac.ttir_digest(moved) == ac.ttir_digest(TTIR_A)
     changed = TTIR_A.replace("arith.constant 1 : i32", "arith.constant 2 : i32")
     assert ac.ttir_digest(changed) != ac.ttir_digest(TTIR_A)
