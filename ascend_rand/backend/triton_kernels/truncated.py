@@ -38,7 +38,7 @@ from .philox import blocks
 from .wordops import to_word
 from .retry import element_index, open_unit_float32, open_unit_float64, retry_block
 from .words import STREAM, interleave2, store_tile, stream_words
-from .ziggurat import any_pending, clamp, not_
+from .ziggurat import any_pending, clamp, ends_here, not_
 
 ATTEMPTS = tl.constexpr(1024)  # spec 5.2's slot cap
 TRUNC_PARAMS = ["a_hi", "a_lo", "b_hi", "b_lo", "width_hi", "width_lo", "m2_hi", "m2_lo",
@@ -94,7 +94,7 @@ def proposal_retry_f32(pending, i_lo, i_hi, c0, c1, c2, c3, k0, k1, a, b, width,
         else:
             cand = tl.where(accepted, cand, clamp(cand, a, b))
         tl.store(at, output_f32(cand, loc, scale, SCALED, OUT16, FP16, LIMBS16),
-                 mask=pending & (accepted | (s == ATTEMPTS - 1)))
+                 mask=ends_here(pending, accepted, s == ATTEMPTS - 1))
         pending = pending & not_(accepted)
         s += 1
 

@@ -73,6 +73,15 @@ def any_pending(pending):
 
 
 @triton.jit
+def ends_here(pending, accepted, last):
+    """The lanes a retry pass stores: pending and accepted, or pending at all in the last
+    slot (``last``, a scalar condition).  A select on the scalar, not ``accepted | last``:
+    Triton 3.9's interpreter keeps a scalar comparison's operand type, and the int32 lanes
+    its broadcast makes are refused as a store's mask."""
+    return tl.where(last, pending, pending & accepted)
+
+
+@triton.jit
 def clamp(z, lo, hi):
     """z limited to [lo, hi] (spec 5.2's last candidate of a bounded sampler)."""
     z = tl.where(z < lo, lo, z)
@@ -149,7 +158,7 @@ def ziggurat_retry_f32(w, pending, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F, 
             accepted = accepted & (cand >= lo) & (cand <= hi)
             cand = tl.where(accepted, cand, clamp(cand, lo, hi))  # stored only if last
         tl.store(at, output_f32(cand, loc, scale, SCALED, OUT16, FP16, LIMBS16),
-                 mask=pending & (accepted | (s == SLOTS_F32 - 1)))
+                 mask=ends_here(pending, accepted, s == SLOTS_F32 - 1))
         state = tl.where(pending, next_state, state)
         pending = pending & not_(accepted)
         s += 1
