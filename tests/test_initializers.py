@@ -159,6 +159,25 @@ def test_orthogonal_shape():
         rules.orthogonal_shape((5,))
 
 
+@pytest.mark.parametrize("shape, sparsity, zeros", [
+    ((10, 4), 0.25, 3), ((10, 4), 0.2, 2), ((7, 1), 0.0, 0), ((7, 1), 1.0, 7),
+    ((3, 5), 1e-9, 1), ((100, 2), 0.07, 8),  # 0.07 * 100 = 7.000000000000001: ceil gives 8,
+])                                           # as torch's math.ceil(sparsity * rows) does
+def test_sparse_shape_counts_zeros_as_torch(shape, sparsity, zeros):
+    assert rules.sparse_shape(shape, sparsity) == (*shape, zeros)
+    assert zeros == math.ceil(sparsity * shape[0])
+
+
+@pytest.mark.parametrize("shape, sparsity, error, match", [
+    ((5,), 0.5, ValueError, "2 dimensions"), ((2, 2, 2), 0.5, ValueError, "2 dimensions"),
+    ((4, 4), 1.0000001, ValueError, r"\[0, 1\]"), ((4, 4), -0.0001, ValueError, r"\[0, 1\]"),
+    ((4, 4), math.inf, ValueError, "finite"), ((4, 4), None, TypeError, "sparsity"),
+])
+def test_sparse_shape_refuses(shape, sparsity, error, match):
+    with pytest.raises(error, match=match):
+        rules.sparse_shape(shape, sparsity)
+
+
 @pytest.mark.parametrize("name", ["float16", "bfloat16"])
 def test_round_from_float64_is_correctly_rounded(name):
     values = all_finite_values(name)

@@ -42,6 +42,7 @@ INITS = {
     "kaiming_uniform_": lambda t, g: init.kaiming_uniform_(t, a=0.1, generator=g),
     "kaiming_normal_": lambda t, g: init.kaiming_normal_(t, mode="fan_out", generator=g),
     "orthogonal_": lambda t, g: init.orthogonal_(t, gain=2.0, generator=g),
+    "sparse_": lambda t, g: init.sparse_(t, 0.4, 0.5, generator=g),
 }
 
 

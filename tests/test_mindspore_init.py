@@ -223,6 +223,30 @@ def test_uniform_with_equal_bounds_fills_without_drawing():
     assert arr[0] == 1.0
 
 
+@pytest.mark.parametrize("name", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("shape, sparsity, std", [((10, 4), 0.3, 0.01), ((7, 9), 0.5, 2.0),
+                                                  ((5, 3), 1.0, 0.01), ((6, 2), 0.0, 0.5)])
+def test_sparse_equals_torch_sparse(shape, sparsity, std, name):
+    g = ar.Generator(11)
+    got = parameter_values(arms.Sparse(sparsity, std, generator=g), shape, name)
+    assert_bits(got, torch_values("sparse_", shape, name, (sparsity, std), 11))
+    # and the rule written out here: the normal draw, then a choice of rows a column
+    ref = ar.Generator(11)
+    expected = ref.normal(0.0, std, shape, dtype=name).copy()
+    zeros = math.ceil(sparsity * shape[0])
+    for col in range(shape[1] if zeros else 0):
+        expected[ref.choice(shape[0], size=zeros, replace=False), col] = 0
+    assert_bits(got, expected)
+    assert g.state == ref.state
+
+
+def test_sparse_bfloat16_equals_torch_sparse():
+    arr = np.zeros((9, 5), dtype=ml_dtypes.bfloat16)
+    arms.Sparse(0.4, 0.1, generator=ar.Generator(12))(arr)
+    assert_bits(arr, torch_values("sparse_", (9, 5), "bfloat16", (0.4, 0.1), 12))
+    assert ((arr == 0).sum(axis=0) == 4).all()
+
+
 def test_zero_element_arrays():
     g = ar.Generator(1)
     arr = np.zeros((0, 5), np.float32)
@@ -267,6 +291,10 @@ def test_the_mindspore_front_end_imports_no_torch():
     (lambda: arms.TruncatedNormal(a=math.nan), ValueError, "a < b"),
     (lambda: arms.XavierUniform(math.nan), ValueError, "gain"),
     (lambda: arms.Orthogonal("2"), TypeError, "gain"),
+    (lambda: arms.Sparse(1.5), ValueError, "sparsity must be in"),
+    (lambda: arms.Sparse(math.nan), ValueError, "sparsity"),
+    (lambda: arms.Sparse(0.5, -0.1), ValueError, "std"),
+    (lambda: arms.Sparse("0.5"), TypeError, "sparsity"),
     (lambda: arms.HeUniform(mode="fan_mid"), ValueError, "fan_mid"),
     (lambda: arms.HeNormal(nonlinearity="swish"), ValueError, "swish"),
     (lambda: arms.HeUniform(a=True), ValueError, "negative_slope"),
@@ -283,6 +311,8 @@ def test_bad_arguments(make, error, match):
     (arms.XavierUniform, (5,), mindspore.float32, ValueError, "fewer than 2 dimensions"),
     (arms.HeNormal, (5,), mindspore.float32, ValueError, "fewer than 2 dimensions"),
     (arms.Orthogonal, (5,), mindspore.float32, ValueError, "2 or more dimensions"),
+    (lambda generator: arms.Sparse(0.5, generator=generator), (4, 3, 2), mindspore.float32,
+     ValueError, "2 dimensions"),
     (arms.Uniform, (3, 2), mindspore.int32, TypeError, "int32"),
 ])
 def test_bad_parameters_fail_before_drawing(init, shape, dtype, error, match):

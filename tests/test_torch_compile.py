@@ -191,16 +191,18 @@ def test_compiled_with_inductor_equals_eager():
 
 
 def test_initialisers_compile_to_operators():
-    def initialise(w1, w2, w3, w4, g):
+    def initialise(w1, w2, w3, w4, w5, g):
         init.kaiming_normal_(w1, mode="fan_out", nonlinearity="relu", generator=g)
         init.trunc_normal_(w2, 0.0, 0.02, -0.04, 0.04, generator=g)
         init.orthogonal_(w3, gain=2.0, generator=g)
         init.xavier_uniform_(w4, generator=g)
-        return w1, w2, w3, w4
+        init.sparse_(w5, 0.5, generator=g)
+        return w1, w2, w3, w4, w5
 
     def weights():
         return (torch.empty(6, 5), torch.empty(40, dtype=torch.bfloat16),
-                torch.empty(3, 4, dtype=torch.float64), torch.empty(4, 9, dtype=torch.float16))
+                torch.empty(3, 4, dtype=torch.float64), torch.empty(4, 9, dtype=torch.float16),
+                torch.empty(5, 3))
 
     g_e, g_c = ar.Generator(SEED), ops.prepare(ar.Generator(SEED))
     eager = initialise(*weights(), g_e)
@@ -209,7 +211,8 @@ def test_initialisers_compile_to_operators():
     compiled = torch.compile(initialise, backend="aot_eager", fullgraph=True)(*weights(), g_c)
     for a, b in zip(compiled, eager):
         assert torch.equal(a, b) and a.dtype == b.dtype
-    assert g_c.state == g_e.state and g_c.offset == 4
+    assert int((compiled[4] == 0).sum()) == 3 * 3  # ceil(0.5 * 5) zeros in each column
+    assert g_c.state == g_e.state and g_c.offset == 4 + 1 + 3  # sparse_: 1 + 3 columns
 
 
 def test_mt19937_is_refused_under_compile_with_the_reason():

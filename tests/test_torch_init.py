@@ -282,6 +282,79 @@ def test_orthogonal_rejects_vectors_and_skips_empty():
     assert init.orthogonal_(t, generator=g) is t and g.state["offset"] == 0
 
 
+# -- sparse_ ---------------------------------------------------------------------------------------
+
+def sparse_recipe(seed, rows, cols, sparsity, std, name):
+    """docs/spec.md's rule written out: the normal draw, then one choice per column."""
+    g = ar.Generator(seed)
+    values = g.normal(0.0, std, (rows, cols), dtype=name).copy()
+    zeros = math.ceil(sparsity * rows)
+    for col in range(cols if zeros else 0):
+        values[g.choice(rows, size=zeros, replace=False), col] = 0
+    return values, g
+
+
+@pytest.mark.parametrize("name", list(DTYPES))
+@pytest.mark.parametrize("shape, sparsity", [((10, 4), 0.3), ((7, 9), 0.5), ((5, 3), 1.0),
+                                             ((6, 2), 0.0), ((1, 5), 0.01)])
+def test_sparse_equals_recipe(shape, sparsity, name):
+    g = ar.Generator(21)
+    t = torch.empty(shape, dtype=DTYPES[name])
+    assert init.sparse_(t, sparsity, 0.02, generator=g) is t
+    expected, g_expected = sparse_recipe(21, *shape, sparsity, 0.02, name)
+    assert_bits(t, expected)
+    assert g.state == g_expected.state
+    zeros = math.ceil(sparsity * shape[0])
+    assert g.state["offset"] == 1 + (shape[1] if zeros else 0)
+    assert ((t == 0).sum(dim=0) >= zeros).all()
+
+
+def test_sparse_defaults_match_torch():
+    # torch.nn.init.sparse_(tensor, sparsity, std=0.01): the same zeros per column, the same
+    # scale of the rest (a 400 x 300 weight: the std within 2 %, 9 standard errors)
+    t = init.sparse_(torch.empty(400, 300), 0.1, generator=ar.Generator(3))
+    ref = torch.nn.init.sparse_(torch.empty(400, 300), 0.1,
+                                generator=torch.Generator().manual_seed(3))
+    assert (t == 0).sum(dim=0).tolist() == (ref == 0).sum(dim=0).tolist() == [40] * 300
+    assert abs(t[t != 0].std().item() / 0.01 - 1) < 0.02
+    assert abs(ref[ref != 0].std().item() / 0.01 - 1) < 0.02
+
+
+def test_sparse_zeros_are_uniform_over_the_rows():
+    # 8 rows, 3 zeros a column, 14 000 columns: each of the C(8, 3) = 56 row sets is the
+    # zero set of 250 columns on average (sd 15.7); every count within 6 sd.  A sampler that
+    # favoured a row by 10 % would move its sets' counts by about 25 (1.6 sd each, 21 sets),
+    # seen by the per-row counts: 5 250 each (sd 57), within 5 sd (285; 10 % is 525).
+    t = init.sparse_(torch.empty(8, 14_000), 0.3, generator=ar.Generator(5))
+    zero = (t == 0).numpy()
+    assert (zero.sum(axis=0) == 3).all()
+    per_row = zero.sum(axis=1)
+    assert np.abs(per_row - 5250).max() < 285, per_row
+    codes = (zero * (1 << np.arange(8))[:, None]).sum(axis=0)
+    sets, counts = np.unique(codes, return_counts=True)
+    assert len(sets) == 56
+    assert np.abs(counts - 250).max() < 6 * 15.7, counts
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: init.sparse_(torch.empty(4, 3, 2), 0.5), ValueError, "2 dimensions"),
+    (lambda: init.sparse_(torch.empty(4), 0.5), ValueError, "2 dimensions"),
+    (lambda: init.sparse_(torch.empty(4, 3), 1.5), ValueError, "sparsity must be in"),
+    (lambda: init.sparse_(torch.empty(4, 3), -0.1), ValueError, "sparsity must be in"),
+    (lambda: init.sparse_(torch.empty(4, 3), float("nan")), ValueError, "sparsity"),
+    (lambda: init.sparse_(torch.empty(4, 3), "0.5"), TypeError, "sparsity"),
+    (lambda: init.sparse_(torch.empty(4, 3), 0.5, -1.0), ValueError, "scale"),
+    (lambda: init.sparse_(torch.empty(4, 3), 0.5, float("inf")), ValueError, "std"),
+    (lambda: init.sparse_(torch.zeros(4, 3, dtype=torch.int32), 0.5), TypeError, "int32"),
+])
+def test_sparse_bad_input_draws_nothing(call, error, match):
+    g = ar.default_generator()
+    before = g.state
+    with pytest.raises(error, match=match):
+        call()
+    assert g.state == before
+
+
 # -- bad input and torch's RNG ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("call, error, match", [
@@ -310,9 +383,10 @@ def test_torch_rng_untouched():
                init.xavier_normal_, init.kaiming_uniform_, init.kaiming_normal_,
                init.orthogonal_):
         fn(t, generator=g)
+    init.sparse_(t, 0.5, generator=g)  # one normal draw, one choice per column
     reset_parameters(layer, g)
     assert torch.equal(torch.get_rng_state(), before)
-    assert g.state["offset"] == 10
+    assert g.state["offset"] == 10 + 1 + 8
 
 
 # -- reset_parameters ------------------------------------------------------------------------------

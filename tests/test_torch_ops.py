@@ -86,8 +86,13 @@ DRAWS = [
     (ops.call_text("init.orthogonal_", torch.float64, gain=2.0), [3, 5],
      lambda g: ar.torch.init.orthogonal_(torch.empty(3, 5, dtype=torch.float64), 2.0,
                                          generator=g)),
+    (ops.call_text("init.sparse_", torch.float16, sparsity=0.25, std=0.5), [6, 3],
+     lambda g: ar.torch.init.sparse_(torch.empty(6, 3, dtype=torch.float16), 0.25, 0.5,
+                                     generator=g)),
 ]
 DRAW_IDS = [d[0].split(" ")[0] + f"-{i}" for i, d in enumerate(DRAWS)]
+# Every call above is one draw but init.sparse_'s: its normal draw and a choice a column.
+DRAWS_PER_CALL = {"init.sparse_": 1 + 3}
 
 
 # -- opcheck ---------------------------------------------------------------------------------------
@@ -128,13 +133,13 @@ def test_every_operator_is_registered_for_cpu_cuda_and_npu():
 # -- values and the state -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call, size, expected", DRAWS, ids=DRAW_IDS)
-def test_draw_equals_the_generator_call_and_moves_it_by_one_draw(call, size, expected):
+def test_draw_equals_the_generator_call_and_moves_it_by_its_draws(call, size, expected):
     g, ref = ar.Generator(SEED), ar.Generator(SEED)
     for _ in range(2):  # (the second call: the cached runner)
         got = draw_op(ops.state_tensor(g), call, size)
         assert same(got, expected(ref))
         assert g.state == ref.state
-    assert g.offset == 2
+    assert g.offset == 2 * DRAWS_PER_CALL.get(call.split(" ")[0], 1)
 
 
 def test_dropout_equals_the_eager_front_end_and_reports_its_draw():

@@ -6,7 +6,8 @@ values are finished (clamped, orthogonalised, rounded to the dtype), below both
 front ends, which only move values into their framework's tensors.
 
 torch.nn.init's formulas (fans, gains, Xavier and Kaiming bounds and standard
-deviations), the truncated normal's inward clamp and the orthogonal QR recipe,
+deviations), the truncated normal's inward clamp, the orthogonal QR recipe and
+the sparse initialiser's zeros per column,
 written on shapes, Python floats and NumPy arrays only: no framework is
 imported here.  ``ascend_rand.torch.init`` and ``ascend_rand.mindspore`` both
 compute with these functions, so for the same Generator state, shape and dtype
@@ -34,7 +35,7 @@ from .uniform import in_dtype
 __all__ = [
     "FLOAT_DTYPE_NAMES", "calculate_gain", "clamp", "correct_fan", "fan_mode", "fans", "inward",
     "kaiming_bound", "kaiming_std", "orthogonal_matrix", "orthogonal_shape",
-    "round_from_float64", "trunc_normal_bounds", "xavier_bound", "xavier_std",
+    "round_from_float64", "sparse_shape", "trunc_normal_bounds", "xavier_bound", "xavier_std",
 ]
 
 # The floating dtypes the initialisers fill, by ascend_rand's names.
@@ -255,6 +256,29 @@ def orthogonal_matrix(normal, gain):
     if rows < cols:
         q = q.T
     return q * gain
+
+
+# -- sparse ----------------------------------------------------------------------------------------
+
+def sparse_shape(shape, sparsity, what="sparse_"):
+    """(rows, cols, zeros) of a sparse initialisation: a 2-D weight's rows and columns and
+    the zeros of each column, ceil(sparsity * rows) (torch.nn.init.sparse_'s count).
+
+    ``sparsity`` must lie in [0, 1] (torch takes any float: outside [0, 1] its slice
+    of a permutation zeroes every row, or rows - ceil(|sparsity| * rows) of them).
+
+    >>> sparse_shape((10, 4), 0.25)
+    (10, 4, 3)
+    """
+    shape = tuple(shape)
+    if len(shape) != 2:
+        raise ValueError(f"{what}: only tensors with 2 dimensions are supported, got shape "
+                         f"{shape}")
+    sparsity = _validate.finite_float(sparsity, "sparsity")
+    if not 0.0 <= sparsity <= 1.0:
+        raise ValueError(f"{what}: sparsity must be in [0, 1], got {sparsity!r}")
+    rows, cols = shape
+    return rows, cols, math.ceil(sparsity * rows)
 
 
 def round_from_float64(values, dtype_name):

@@ -5,7 +5,7 @@ wherever MindSpore takes one: ``initializer(init, shape, dtype)``,
 ``Parameter``, ``nn.Dense(weight_init=..., bias_init=...)``, ``nn.Conv2d``...
 The values are those of ``ascend_rand.torch.init`` for the same Generator
 state, shape and dtype, bit for bit: both front ends compute bounds, gains and
-fans with ``ascend_rand.distributions.initializers`` and make the same single draw.
+fans with ``ascend_rand.distributions.initializers`` and make the same draws.
 
 =====================  =========================================
 here                   ascend_rand.torch.init (torch.nn.init)
@@ -18,6 +18,7 @@ here                   ascend_rand.torch.init (torch.nn.init)
 ``HeUniform``          ``kaiming_uniform_(t, a, mode, nonlinearity)``
 ``HeNormal``           ``kaiming_normal_(t, a, mode, nonlinearity)``
 ``Orthogonal``         ``orthogonal_(t, gain)``
+``Sparse``             ``sparse_(t, sparsity, std)``
 =====================  =========================================
 
 The arguments are torch's, not MindSpore's: ``Uniform(a, b)`` is U[a, b)
@@ -28,7 +29,8 @@ takes the mean first (MindSpore's ``Normal(sigma, mean)`` the reverse);
 leaky_relu: gain sqrt(2)).  Every class also takes ``generator=``, an
 ``ascend_rand.Generator``; None (the default) means
 ``ascend_rand.default_generator()`` at the time the parameter is filled.
-Each fill is one draw from the Generator, which advances it: the same
+Each fill is one draw from the Generator (``Sparse``: 1 + a draw for each
+column, as ``sparse_``), which advances it: the same
 initialiser object used for two parameters gives them different values, in
 the order MindSpore fills them (``nn.Dense``: weight, then bias).
 MindSpore's own seed (``mindspore.set_seed``) plays no part.
@@ -74,7 +76,7 @@ from ..generator import Generator
 from ..seeding.manual import default_generator
 
 __all__ = [
-    "HeNormal", "HeUniform", "Normal", "Orthogonal", "TruncatedNormal", "Uniform",
+    "HeNormal", "HeUniform", "Normal", "Orthogonal", "Sparse", "TruncatedNormal", "Uniform",
     "XavierNormal", "XavierUniform",
 ]
 
@@ -383,3 +385,41 @@ class Orthogonal(_GeneratorInitializer):
         normal = _draw(generator, "normal", (rows, cols), "float64")
         q = initializers.orthogonal_matrix(normal, self.gain)
         return initializers.round_from_float64(q, dtype_name)
+
+
+# -- sparse ----------------------------------------------------------------------------------------
+
+class Sparse(_GeneratorInitializer):
+    """A 2-D parameter as a sparse matrix: ``sparse_``'s values.
+
+    ``generator.normal(0, std, (rows, cols), dtype)``, then, when
+    ``zeros = ceil(sparsity * rows)`` > 0, for each column in order
+    ``generator.choice(rows, size=zeros, replace=False)``: the rows zeroed in
+    that column.  torch's argument names (MindSpore's ``Sparse(sparsity,
+    sigma)`` calls the deviation ``sigma``); sparsity in [0, 1].
+
+    >>> import mindspore, numpy as np, ascend_rand as ar
+    >>> from mindspore.common.initializer import initializer
+    >>> t = initializer(Sparse(0.5, generator=ar.Generator(9)), (6, 3), mindspore.float32)
+    >>> (mindspore.Parameter(t, name="s").asnumpy() == 0).sum(axis=0).tolist()
+    [3, 3, 3]
+    """
+
+    _what = "Sparse"
+
+    def __init__(self, sparsity, std=0.01, *, generator=None):
+        sparsity = _validate.finite_float(sparsity, "sparsity")
+        initializers.sparse_shape((1, 1), sparsity, self._what)  # the range, checked now
+        std = _validate.finite_float(std, "std")
+        if std < 0:
+            raise ValueError(f"Sparse: std must be >= 0, got {std}")
+        super().__init__(generator, sparsity=sparsity, std=std)
+        self.sparsity, self.std = sparsity, std
+
+    def _values(self, shape, dtype_name, generator):
+        rows, cols, zeros = initializers.sparse_shape(shape, self.sparsity, self._what)
+        values = _draw(generator, "normal", (rows, cols), dtype_name, loc=0.0, scale=self.std)
+        values = np.array(values)  # (writable: a draw may come back read-only)
+        for col in range(cols if zeros else 0):
+            values[as_numpy(generator.choice(rows, size=zeros, replace=False)), col] = 0
+        return values

@@ -6,7 +6,8 @@ which ``ascend_rand.mindspore``'s initialisers share: same values there), plus t
 keyword ``generator=``: an ``ascend_rand.Generator``, None for
 ``ascend_rand.default_generator()``.  Each
 function makes one draw (``uniform``, ``normal``, ``truncated_normal`` of the
-Generator) in the tensor's own dtype (float32, float64, float16, bfloat16),
+Generator; ``sparse_`` that normal draw and then a ``choice`` for each column
+that has zeros) in the tensor's own dtype (float32, float64, float16, bfloat16),
 where the Generator draws (the host; a torch-backend Generator's device), and
 copies it into the tensor: the values depend on the Generator only, never on
 the tensor's device, and torch's random state is untouched.
@@ -41,14 +42,15 @@ from torch.nn.init import calculate_gain, constant_, dirac_, eye_, ones_, zeros_
 from .. import _validate
 from ..distributions import initializers
 from ..distributions.normal import plan_normal, plan_truncated_normal
+from ..distributions.permutation import plan_choice
 from ..distributions.uniform import plan_uniform
 from . import graph_state, ops
 from ._bridge import float_dtype_name, from_float64, generator_or_default, host_tensor
 
 __all__ = [
     "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_",
-    "normal_", "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_",
-    "xavier_uniform_", "zeros_",
+    "normal_", "ones_", "orthogonal_", "sparse_", "trunc_normal_", "uniform_",
+    "xavier_normal_", "xavier_uniform_", "zeros_",
 ]
 
 
@@ -294,3 +296,41 @@ def orthogonal_(tensor, gain=1, generator=None):
     normal = _draw(generator, "normal", (rows, cols), "float64").cpu().numpy()
     q = initializers.orthogonal_matrix(normal, gain)
     return _fill_(tensor, from_float64(q, dtype_name).reshape(tensor.shape))
+
+
+# -- sparse ----------------------------------------------------------------------------------------
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """A 2-D tensor as a sparse matrix: N(0, std^2), ceil(sparsity * rows) zeros a column.
+
+    torch's recipe (Martens 2010), from the Generator: one draw
+    ``generator.normal(0, std, (rows, cols), dtype)``, then, when a column has
+    zeros (``zeros = ceil(sparsity * rows)`` > 0), one draw for each column in
+    order, ``generator.choice(rows, size=zeros, replace=False)`` (the first
+    ``zeros`` entries of a random permutation of the rows, as torch's
+    ``randperm(rows)[:zeros]``): the rows set to zero in that column.  So
+    1 + cols draws, or 1 when sparsity is 0; sparsity must lie in [0, 1].
+
+    >>> import torch, ascend_rand as ar
+    >>> w = sparse_(torch.empty(10, 4), 0.3, generator=ar.Generator(9))
+    >>> (w == 0).sum(dim=0).tolist()
+    [3, 3, 3, 3]
+    """
+    if torch.compiler.is_compiling():
+        return ops.init_(tensor, "sparse_", generator, sparsity=sparsity, std=std)
+    what = "sparse_"
+    dtype_name, generator = _prepare(tensor, generator, what)
+    rows, cols, zeros = initializers.sparse_shape(tensor.shape, sparsity, what)
+    std = _validate.finite_float(std, "std")
+    if tensor.is_meta:
+        _skip(generator, "normal", (rows, cols), dtype_name, loc=0.0, scale=std)
+        for _ in range(cols if zeros else 0):
+            graph_state.skip(generator, plan_choice(rows, zeros, False, None))
+        return tensor
+    values = _draw(generator, "normal", (rows, cols), dtype_name, loc=0.0, scale=std)
+    if zeros:
+        picked = [host_tensor(generator.choice(rows, size=zeros, replace=False))
+                  for _ in range(cols)]
+        at = torch.stack(picked, dim=1).to(device=values.device, dtype=torch.int64)
+        values.scatter_(0, at, 0.0)
+    return _fill_(tensor, values)

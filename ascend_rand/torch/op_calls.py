@@ -41,7 +41,7 @@ METHODS = ("raw", "random", "uniform", "integers", "normal", "standard_normal",
            "truncated_normal")
 # ascend_rand.torch.init's initialisers: they fill a tensor of (size, dtype) in place.
 INITS = ("uniform_", "normal_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
-         "kaiming_uniform_", "kaiming_normal_", "orthogonal_")
+         "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_")
 # Generator draws whose result is not (size, dtype): their own sizes travel as ``n``.
 _OTHERS = ("bernoulli", "dropout_mask", "permutation")
 CALLS = frozenset(METHODS + _OTHERS + tuple(f"init.{name}" for name in INITS))
