@@ -450,3 +450,17 @@ def test_a_well_formed_drawn_at_regenerates_the_forwards_mask():
     assert drawn_at.tolist() == [9, 0]
     np.testing.assert_array_equal(dx.numpy() != 0, keep)
     np.testing.assert_array_equal(y.numpy() != 0, keep & (x.numpy() != 0))
+
+
+def test_channel_and_alpha_dropouts_refuse_the_graph_safe_state_before_drawing(triton_on_cpu):
+    import ascend_rand.torch as art
+
+    g = ar.Generator(7)
+    with graph_safe(g, "cpu") as ds:
+        before = ds.state.tolist()
+        for call in (lambda: art.dropout2d(torch.ones(2, 3, 4, 4), 0.5, generator=g),
+                     lambda: art.alpha_dropout(torch.ones(5), 0.5, True, generator=g)):
+            with pytest.raises(ValueError, match="graph-safe mode, whose device state draws"):
+                call()
+        assert ds.state.tolist() == before
+    assert g.offset == 0

@@ -10,6 +10,9 @@ torch's own random state.
 - ``dropout`` / ``Dropout``: torch_npu-format packed keep masks, applied as
   Ascend's DropOutDoMask; backward keeps the packed mask (n / 8 bytes) or
   only the draw's Philox key and counter (``mode="regenerate"``);
+- ``dropout1d`` / ``dropout2d`` / ``dropout3d`` (``Dropout1d`` ...): whole channels
+  dropped, one mask bit per channel; ``alpha_dropout`` / ``feature_alpha_dropout``
+  (``AlphaDropout``, ``FeatureAlphaDropout``): dropped values set to SELU's saturation;
 - ``init``: torch.nn.init's random initialisers with a ``generator=`` keyword;
 - ``reset_parameters(module, generator)``: re-initialise a whole model with
   torch's default scheme of each layer.
@@ -32,8 +35,13 @@ except ImportError as _error:
         f"({_error})") from _error
 
 from . import init
+from .channel_dropout import (AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,
+                              alpha_dropout, dropout1d, dropout2d, dropout3d,
+                              feature_alpha_dropout)
 from .dropout import Dropout, dropout
 from .graph_state import graph_safe
 from .reset import reset_parameters
 
-__all__ = ["Dropout", "dropout", "graph_safe", "init", "reset_parameters"]
+__all__ = ["AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+           "FeatureAlphaDropout", "alpha_dropout", "dropout", "dropout1d", "dropout2d",
+           "dropout3d", "feature_alpha_dropout", "graph_safe", "init", "reset_parameters"]

@@ -615,7 +615,7 @@ class Dropout(torch.nn.Module):
 
     def __init__(self, p=0.5, mode="packed", generator=None):
         super().__init__()
-        what = "Dropout"
+        what = type(self).__name__
         self.p = probability(p, "p", what)
         self.mode = _check_mode(mode, what)
         if generator is not None:
