@@ -490,7 +490,8 @@ def faults(records, recorded=()):
     for r in records:
         where = f"{r['kernel']} [{r['target']}]"
         if not r["passed"] and (r["kernel"], r["target"], r["stage"]) not in known_refusals:
-            out.append(f"{where}: refused at {r['stage']}: {r['message']}")
+            message = r.get("message", "(the record keeps no message)")
+            out.append(f"{where}: refused at {r['stage']}: {message}")
         if r.get("ub_bits") and r["ub_bits"] > UB_BITS:
             out.append(f"{where}: uses {r['ub_bits']} bits of the unified buffer, over {UB_BITS}")
         if r.get("ttir_mulhi"):
