@@ -387,3 +387,28 @@ def test_docstring_examples():
     from ascend_rand.torch import channel_dropout
     result = doctest.testmod(channel_dropout, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 5 and result.failed == 0
+
+
+# -- dropout (elementwise) keeps the layout too ----------------------------------------------------
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("mode", ["packed", "regenerate"])
+def test_dropout_keeps_the_layout_and_takes_the_values_of_the_contiguous_copy(layout, mode):
+    make, shape = LAYOUTS[layout]
+    x = make(torch.randn(shape, generator=torch.Generator().manual_seed(6))).requires_grad_()
+    y = art.dropout(x, 0.4, generator=ar.Generator(24), mode=mode)
+    assert torch.equal(y, art.dropout(x.detach().contiguous(), 0.4, generator=ar.Generator(24)))
+    assert y.stride() == F.dropout(x, 0.4).stride()  # torch's own layout rule
+    grad = make(torch.randn(shape, generator=torch.Generator().manual_seed(7)))
+    y.backward(grad)
+    assert x.grad.stride() == y.stride()
+    assert torch.equal(x.grad, art.dropout(grad.contiguous(), 0.4, generator=ar.Generator(24)))
+
+
+def test_dropout_channels_last_under_compile():
+    x = torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    g_c = ops.prepare(ar.Generator(25))
+    y = torch.compile(lambda x, g: art.dropout(x, 0.5, generator=g), backend="aot_eager",
+                      fullgraph=True)(x, g_c)
+    assert y.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(y, art.dropout(x.contiguous(), 0.5, generator=ar.Generator(25)))

@@ -394,6 +394,20 @@ def backward_regenerate(grad, key, counter, p, backend="auto", backend_device=No
     return _applied(grad.detach(), mask, p, scale, dtype_name, backward=True)
 
 
+def in_layout(y, like):
+    """``y`` (``like``'s shape) in ``like``'s memory layout, as torch's elementwise results
+    are: a channels_last or permuted ``like`` gives a result of its strides, a sliced one a
+    result in the layout torch's ``empty_like`` picks.  The mask is applied in row-major
+    (logical) order, so the values are those of like's contiguous copy (docs/spec.md 4.9);
+    y itself where its layout is that one already."""
+    if y.is_meta or like.is_contiguous() or y.shape != like.shape:
+        return y
+    out = torch.empty_like(like, dtype=y.dtype)
+    if out.stride() == y.stride():
+        return y
+    return out.copy_(y)
+
+
 def mask_bytes(n):
     """ceil(n / 128) * 16: the packed mask's length (docs/spec.md 4.5)."""
     return (n + 127) // 128 * 16
@@ -404,7 +418,7 @@ class _DropoutFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, generator, p, mode):
-        return _forward(ctx, x, generator, p, mode)
+        return in_layout(_forward(ctx, x, generator, p, mode), x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -417,12 +431,13 @@ class _DropoutFunction(torch.autograd.Function):
         if torch.is_grad_enabled():
             # create_graph (a gradient penalty): dx through the backward operators, whose
             # own derivative is themselves (ops.py), so double backward is exact here too
-            return _differentiable_backward(ctx, grad), None, None, None
+            return in_layout(_differentiable_backward(ctx, grad), grad), None, None, None
         if ctx.mode == "packed":
             (mask,) = ctx.saved_tensors
-            return backward_from_mask(grad, mask, ctx.p), None, None, None
+            return in_layout(backward_from_mask(grad, mask, ctx.p), grad), None, None, None
         key, counter, backend, device = ctx.stream
-        return backward_regenerate(grad, key, counter, ctx.p, backend, device), None, None, None
+        dx = backward_regenerate(grad, key, counter, ctx.p, backend, device)
+        return in_layout(dx, grad), None, None, None
 
 
 def _differentiable_backward(ctx, grad):
@@ -547,7 +562,11 @@ def dropout(x, p=0.5, training=True, generator=None, mode="packed"):
     scales them, dropped ones become +0 (torch gives x * 0: -0 or NaN for
     negative, infinite or NaN x).  The keep mask of element i is bit i of
     ``generator.dropout_mask(x.numel(), p)`` (x in row-major order), the
-    format of torch_npu's ``npu_dropout_gen_mask``.
+    format of torch_npu's ``npu_dropout_gen_mask``.  So the values never
+    depend on x's memory layout, and y and dx come back in it as torch's do
+    (channels_last stays channels_last; docs/spec.md 4.9): a non-contiguous
+    x is read in row-major order and the result written back in its layout,
+    one copy each way.
 
     ``generator``: an ``ascend_rand.Generator``; None uses
     ``ascend_rand.default_generator()`` (seeded by ``ascend_rand.manual_seed``).
@@ -585,16 +604,16 @@ def dropout(x, p=0.5, training=True, generator=None, mode="packed"):
     if not training or p == 0.0:
         return x
     if deferred:
-        return ops.dropout(x, generator, float(p), mode)
+        return in_layout(ops.dropout(x, generator, float(p), mode), x)
     # A Generator whose state lives on a device (graph-safe mode): the operator, whose draw
     # reads (seed, offset) from the state tensor (ops.py).
     if getattr(generator.engine, "_graph_state", None) is not None and not x.is_meta:
-        return ops.dropout(x, generator, p, mode)
+        return in_layout(ops.dropout(x, generator, p, mode), x)
     if torch.is_grad_enabled() and x.requires_grad:
         return _DropoutFunction.apply(x, generator, p, mode)
     # Nothing to differentiate: the forward alone (autograd.Function.apply costs about
     # as much as torch's whole dropout of a small tensor).
-    return _forward(_NoGraph(), x, generator, p, mode)
+    return in_layout(_forward(_NoGraph(), x, generator, p, mode), x)
 
 
 class Dropout(torch.nn.Module):
