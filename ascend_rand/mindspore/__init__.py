@@ -1,4 +1,8 @@
-"""MindSpore parameter initialisers drawing from an ascend_rand Generator.
+"""MindSpore parameter initialisers and dropout drawing from an ascend_rand Generator.
+
+The dropout Cells (``Dropout``, ``Dropout1d``, ``Dropout2d``, ``Dropout3d``,
+the function ``dropout``) are in ``ascend_rand.mindspore.dropout_cells``: the masks
+and values of ``ascend_rand.torch``'s dropouts, bit for bit.
 
 Each class here is a ``mindspore.common.initializer.Initializer``, usable
 wherever MindSpore takes one: ``initializer(init, shape, dtype)``,
@@ -76,8 +80,9 @@ from ..generator import Generator
 from ..seeding.manual import default_generator
 
 __all__ = [
-    "HeNormal", "HeUniform", "Normal", "Orthogonal", "Sparse", "TruncatedNormal", "Uniform",
-    "XavierNormal", "XavierUniform",
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "HeNormal", "HeUniform", "Normal",
+    "Orthogonal", "Sparse", "TruncatedNormal", "Uniform", "XavierNormal", "XavierUniform",
+    "dropout",
 ]
 
 
@@ -423,3 +428,6 @@ class Sparse(_GeneratorInitializer):
         for col in range(cols if zeros else 0):
             values[as_numpy(generator.choice(rows, size=zeros, replace=False)), col] = 0
         return values
+
+
+from .dropout_cells import Dropout, Dropout1d, Dropout2d, Dropout3d, dropout  # noqa: E402

@@ -350,6 +350,16 @@ class _Layer(Dropout):
     _function = None
 
     def forward(self, x):
+        """The layer's function on x with its p, mode and Generator; x itself in eval mode.
+
+        >>> import torch, ascend_rand as ar
+        >>> layer = Dropout2d(0.5, generator=ar.Generator(4))
+        >>> x = torch.ones(1, 2, 1, 1)
+        >>> torch.equal(layer(x), dropout2d(x, 0.5, generator=ar.Generator(4)))
+        True
+        >>> layer.eval()(x) is x
+        True
+        """
         return type(self)._function(x, self.p, self.training, self.generator, self.mode)
 
 
@@ -377,19 +387,37 @@ class Dropout2d(_Layer):
 
 
 class Dropout3d(_Layer):
-    """torch.nn.Dropout3d drawing from an ascend_rand Generator (``dropout3d``)."""
+    """torch.nn.Dropout3d drawing from an ascend_rand Generator (``dropout3d``).
+
+    >>> import torch, ascend_rand as ar
+    >>> y = Dropout3d(0.5, generator=ar.Generator(5))(torch.ones(3, 2, 2, 2))
+    >>> [c.max().item() for c in y]
+    [0.0, 2.0, 0.0]
+    """
 
     _function = staticmethod(dropout3d)
 
 
 class AlphaDropout(_Layer):
-    """torch.nn.AlphaDropout drawing from an ascend_rand Generator (``alpha_dropout``)."""
+    """torch.nn.AlphaDropout drawing from an ascend_rand Generator (``alpha_dropout``).
+
+    >>> import torch, ascend_rand as ar
+    >>> y = AlphaDropout(0.5, generator=ar.Generator(2))(torch.zeros(6))
+    >>> sorted({round(v, 4) for v in y.tolist()})
+    [-0.7792, 0.7792]
+    """
 
     _function = staticmethod(alpha_dropout)
 
 
 class FeatureAlphaDropout(_Layer):
     """torch.nn.FeatureAlphaDropout drawing from an ascend_rand Generator
-    (``feature_alpha_dropout``)."""
+    (``feature_alpha_dropout``).
+
+    >>> import torch, ascend_rand as ar
+    >>> y = FeatureAlphaDropout(0.5, generator=ar.Generator(2))(torch.zeros(1, 3, 2))
+    >>> [round(c[0].item(), 4) for c in y[0]]
+    [0.7792, 0.7792, -0.7792]
+    """
 
     _function = staticmethod(feature_alpha_dropout)
