@@ -464,3 +464,15 @@ def test_channel_and_alpha_dropouts_refuse_the_graph_safe_state_before_drawing(t
                 call()
         assert ds.state.tolist() == before
     assert g.offset == 0
+
+
+def test_channel_and_alpha_dropouts_on_the_triton_kernels_equal_the_native_core(triton_on_cpu):
+    import ascend_rand.torch as art
+
+    x = torch.randn(3, 5, 2, 2)
+    for mode in ("packed", "regenerate"):
+        for fn in (art.dropout2d, art.alpha_dropout):
+            g = ar.Generator(29, backend="torch", device="cpu")  # (its draws: the kernels)
+            got = fn(x, 0.4, True, generator=g, mode=mode)
+            assert torch.equal(got, fn(x, 0.4, True, generator=ar.Generator(29)))
+            assert g.offset == 1

@@ -412,3 +412,21 @@ def test_dropout_channels_last_under_compile():
                       fullgraph=True)(x, g_c)
     assert y.is_contiguous(memory_format=torch.channels_last)
     assert torch.equal(y, art.dropout(x.contiguous(), 0.5, generator=ar.Generator(25)))
+
+
+def test_train_means_as_torchs_dropout_tests():
+    # torch's test_dropout: the mean of dropout(ones) stays 1.  400 x 500 channels of 4
+    # elements at p = 0.2: the mean's standard error is 1.0e-3 (channels, not elements, are
+    # independent); within 5e-3.  A scale of 1 instead of 1 / (1 - p) moves it by 0.2.
+    for fn, shape in ((art.dropout1d, (400, 500, 4)), (art.dropout2d, (400, 500, 2, 2)),
+                      (art.dropout3d, (400, 500, 1, 2, 2))):
+        y = fn(torch.ones(shape), 0.2, generator=ar.Generator(26))
+        assert abs(y.mean().item() - 1.0) < 5e-3, fn.__name__
+
+
+def test_compiled_code_refuses_bad_input_with_the_eager_message():
+    g = ops.prepare(ar.Generator(27))
+    with pytest.raises(ValueError, match=r"dropout2d: p must be in \[0, 1\], got 1.5"):
+        torch.compile(lambda t: art.dropout2d(t, 1.5, generator=g), backend="aot_eager")(
+            torch.ones(2, 3, 4, 4))
+    assert g.offset == 0
