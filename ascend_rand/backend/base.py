@@ -20,7 +20,8 @@ from . import torch_out
 _NUMPY = _dtypes.NUMPY
 _BITS_VIEW = _dtypes.BITS_VIEW
 
-# The kernels every backend provides, by name (docs/architecture.md, "Kernel tables").
+# The kernels every backend provides, by name (docs/architecture.md, "Backends: one protocol,
+# one kernel table").
 DRAW_KERNELS = (
     "raw", "uniform", "integers", "normal", "truncated_normal",
     "bernoulli", "bernoulli_packed", "permutation", "choice_sparse", "weighted_choice",

@@ -49,7 +49,8 @@ def native_form(plan):
     """The native form of ``plan`` for ``_native.philox_draw`` / ``stateless_draw``: (numpy
     dtype, shape, scalar, kernel code, words, params), or False for a plan they do not take.
 
-    Kernel codes as in csrc/python/bindings_fast.cpp; plans with a finishing step,
+    Kernel codes from the generated constants (fallback/constants.py, from
+    csrc/constants.toml by tools/gen_constants.py); plans with a finishing step,
     per-element probabilities or an ``out=`` other than an exact NumPy array take the
     general path (the native call fills an ``out`` array only when it is writable,
     C-contiguous, aligned and of the plan's dtype and shape, and declines otherwise).

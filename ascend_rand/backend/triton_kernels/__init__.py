@@ -7,11 +7,29 @@ torch_npu), and interpreted on CPU tensors by Triton's interpreter
 ``interpreter.py``), which is how the test suite holds them to the native
 core without a device.
 
-Kernel files read like ``csrc/core/`` plus a grid loop: ``philox.py`` (the
-block function and counter arithmetic), ``conversions.py`` (the element
-maths), ``words.py``, ``uniform.py``, ``integers.py``, ``bernoulli.py`` (one
-kernel per draw, each citing its spec section); ``launch.py`` sizes the
-grid and counts launches; ``kernels.py`` is the entry-point table, with the
-names and arguments of ``fallback.kernels`` (and ``run_plan`` for a
-Plan).  Importing this package imports nothing; ``kernels`` imports triton.
+Its modules, device code first:
+
+- the entry points, one launch per draw: ``kernels.py`` (the table, with
+  the names and arguments of ``fallback.kernels``; ``fill`` and
+  ``fill_from_state`` run a Plan), ``normal_draws.py`` (the normal and
+  truncated normal draws) and ``dropout.py`` (the fused dropout, called by
+  ``ascend_rand.torch``);
+- the kernels of each draw: ``words.py`` (raw words), ``uniform.py``,
+  ``integers.py``, ``bernoulli.py`` (bits and packed masks), ``normal.py``
+  (Box-Muller, and the float64 ziggurat), ``rejection.py`` (the float32
+  ziggurat and truncated normals: one grid loop) and ``pending.py`` (their
+  second phase, the rejected elements retried alone);
+- device functions they share: ``philox.py`` (the block function and
+  counter arithmetic), ``wordops.py`` (a 32-bit word's operations in the
+  uint32 or the int32 form), ``conversions.py`` (words to values),
+  ``detmath.py`` (spec Appendix A's log, exp, sin and cos), ``retry.py``
+  (spec 5.2's retry region), ``ziggurat.py`` and ``truncated.py`` (the
+  samplers, per element);
+- host code: ``launch.py`` (grid, tiles, arguments, the launch count),
+  ``state.py`` (a graph-safe Generator's device state and its advance
+  kernel), ``interpreter.py`` (running under Triton's interpreter) and
+  ``ascend_record.py`` (which kernels compile for which Ascend target,
+  tools/ascend_compile.py's record).
+
+Importing this package imports nothing; the kernel modules import triton.
 """
