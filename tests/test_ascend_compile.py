@@ -27,7 +27,7 @@ import triton_support  # noqa: E402  (tests/triton_support.py, on sys.path by co
 from ascend_rand.backend.triton_kernels import ascend_record, launch  # noqa: E402
 
 MODULES = ("words", "uniform", "integers", "bernoulli", "rejection", "normal", "truncated",
-           "dropout", "state")
+           "dropout", "channel_dropout", "state")
 # the kernel modules imported as the other Triton test files import them (the interpreter's
 # mode, which triton fixes at its first import)
 with triton_support.kernel_imports():

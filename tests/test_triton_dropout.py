@@ -471,3 +471,82 @@ def test_compiled_ptx_multiplies_in_ieee():
         assert re.search(rf"\bmul\.rn\.f{width}\b", ptx), fmt
         for banned in ("fma.rn.f", "mad.rn.f", "mad.f", ".ftz.f", "mul.approx"):
             assert banned not in ptx, f"format {fmt}: {banned} in the PTX"
+
+
+# -- channel and alpha dropout: the one-pass kernel (triton_kernels/channel_dropout.py) ----------
+
+import ascend_rand.torch as art  # noqa: E402
+
+CHANNEL_CASES = [
+    ("dropout2d", art.dropout2d, (3, 5, 4, 7)), ("dropout1d", art.dropout1d, (2, 9, 130)),
+    ("dropout3d", art.dropout3d, (2, 3, 2, 3, 5)), ("alpha_dropout", art.alpha_dropout, (7, 151)),
+    ("feature_alpha_dropout", art.feature_alpha_dropout, (4, 6, 45)),
+]
+
+
+def channel_run(fn, x, grad, p, mode, monkeypatch, fused):
+    """fn forward and backward from a fresh Generator: the torch operations' path (host) or
+    the kernel's; (y, dx, the Generator's state, whether the kernel ran)."""
+    if fused:
+        take_fused_path(monkeypatch)
+        x, grad = dev(x), dev(grad)
+    else:
+        monkeypatch.delenv(device_path.ENV, raising=False)
+    g = ar.Generator(23)
+    leaf = x.detach().clone().requires_grad_()
+    y = fn(leaf, p, True, generator=g, mode=mode)
+    ran = y.grad_fn is not None and getattr(y.grad_fn, "kernels", None) is not None
+    y.backward(grad)
+    return y.detach(), leaf.grad, g.state, ran
+
+
+@pytest.mark.parametrize("words", ["uint32", "int32"])
+@pytest.mark.parametrize("mode", fdropout.MODES)
+@pytest.mark.parametrize("name", list(DTYPES))
+@pytest.mark.parametrize("case", CHANNEL_CASES, ids=[c[0] for c in CHANNEL_CASES])
+def test_channel_kernel_equals_the_torch_operations(case, name, mode, words, monkeypatch):
+    """y and dx of the kernel path equal the torch operations' path bit for bit, every
+    dtype, both modes, both word forms (the NPU's int32); the Generator ends in the same
+    state."""
+    monkeypatch.setenv(launch.WORDS_ENV, words)
+    _, fn, shape = case
+    x = values(int(np.prod(shape)), name, 8).reshape(shape)
+    grad = values(int(np.prod(shape)), name, 9).reshape(shape)
+    y0, dx0, s0, ran0 = channel_run(fn, x, grad, 0.3, mode, monkeypatch, False)
+    y1, dx1, s1, ran1 = channel_run(fn, x, grad, 0.3, mode, monkeypatch, True)
+    assert not ran0 and ran1
+    assert_same_bits(y1, y0, "y")
+    assert_same_bits(dx1, dx0, "dx")
+    assert s1 == s0
+
+
+def test_channel_kernel_grid_loop_and_layouts(monkeypatch, launch_counter):
+    """Tiles of 32 elements and 2 programs (many tiles each): the bits of the torch
+    operations; a channels_last x comes back channels_last; one launch each pass."""
+    monkeypatch.setattr(sys.modules["ascend_rand.backend.triton_kernels.channel_dropout"],
+                        "BLOCK", 32)
+    monkeypatch.setattr(launch, "PROGRAMS", 2)
+    x = values(2 * 6 * 5 * 5, "float32", 10).reshape(2, 6, 5, 5) \
+        .to(memory_format=torch.channels_last)
+    grad = values(300, "float32", 11).reshape(2, 6, 5, 5).to(memory_format=torch.channels_last)
+    y0, dx0, _, _ = channel_run(art.dropout2d, x, grad, 0.5, "packed", monkeypatch, False)
+    before = launch_counter["n"]
+    y1, dx1, _, ran = channel_run(art.dropout2d, x, grad, 0.5, "packed", monkeypatch, True)
+    assert ran and launch_counter["n"] - before == 2  # forward, backward (the host drew the mask)
+    assert y1.is_contiguous(memory_format=torch.channels_last)
+    assert_same_bits(y1, y0, "y")
+    assert_same_bits(dx1, dx0, "dx")
+
+
+def test_alpha_kernel_dropped_value_is_rounded_once():
+    """The dropped value's bits the kernel writes: fl_T(b - alpha a) from float64, rounded
+    once (here checked against the nearest of the neighbouring bfloat16 values)."""
+    from ascend_rand.torch.channel_dropout import alpha_constants, dropped_bits
+
+    for p in (0.1, 0.25, 0.5, 0.9):
+        exact = alpha_constants(p)[2]
+        got = np.array([dropped_bits(p, "bfloat16")], np.int16).view(ml_dtypes.bfloat16)[0]
+        b = int(np.array([got]).view(np.uint16)[0])
+        neighbours = np.array([b - 1, b, b + 1], np.uint16).view(ml_dtypes.bfloat16)
+        errors = [abs(float(v) - exact) for v in neighbours]
+        assert errors[1] == min(errors), (p, errors)

@@ -84,6 +84,8 @@ def kernels():
                   **_i("scale_hi", "scale_lo"))
     zig = dict(**_f("loc", "scale", "lo", "hi"), W="*fp32", K="*i32", F="*fp32", scratch="*i32")
     prop = dict(**_f("a", "b", "width", "m2", "lam", "loc", "scale"), scratch="*i32")
+    chan = dict(**_i("n", "inner"), **_f("scale32"), **_i("scale_hi", "scale_lo"),
+                **_f("a32", "b32"), **_i("a_hi", "a_lo", "b_hi", "b_lo", "dropped"))
     out = {
         "raw words (32-bit)": ("words", "raw_kernel", dict(out_ptr="*i32", **_S),
                                dict(SWAP_HALVES=False), "words"),
@@ -160,6 +162,12 @@ def kernels():
                                           dict(out_ptr="*i32", in_ptr="*i32", **_S, **drop_t),
                                           dict(mask_ptr=None, FMT=0, DRAW=True,
                                                WRITE_MASK=False), "dropout"),
+        "channel dropout float32": ("channel_dropout", "channel_kernel",
+                                    dict(out_ptr="*i32", in_ptr="*i32", mask_ptr="*u8", **chan),
+                                    dict(FMT=0, MODE=0), "channel_dropout"),
+        "alpha dropout float16": ("channel_dropout", "channel_kernel",
+                                  dict(out_ptr="*i16", in_ptr="*i16", mask_ptr="*u8", **chan),
+                                  dict(FMT=2, MODE=1), "channel_dropout"),
         "state advance": ("state", "advance_kernel", dict(state_ptr="*i32"), dict(), None),
     }
     return out

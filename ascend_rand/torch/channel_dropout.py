@@ -33,6 +33,12 @@ input to ``dropout2d`` is (N, C, L) with torch's warning; the feature forms
 need 2 dimensions.  Bad input is a ValueError or TypeError (torch raises
 RuntimeError for the ranks).
 
+Where x's device runs the Triton kernels (a CUDA or NPU tensor with a Triton
+that compiles for it, or a CPU tensor with ``ASCEND_RAND_DEVICE_KERNELS=triton``
+under the interpreter: ``dropout``'s rule), the mask is applied by one kernel
+launch per pass (``backend/triton_kernels/channel_dropout.py``: x read once, y
+written once, the bits of the torch operations used elsewhere).
+
 Under ``torch.compile`` the mask is the operator ``ascend_rand::engine_draw``
 (``ops.draw``: the Generator's state tensor gives its (seed, offset)) and the
 rest is torch operations; there backward keeps the packed mask in both modes
@@ -47,12 +53,14 @@ import numpy as np
 import torch
 
 from ..distributions.bernoulli import plan_dropout_mask, probability
+from ..distributions.initializers import round_from_float64
 from ..engines import Philox
 from ..generator import _give_back
 from . import graph_state, ops
 from ._bridge import float_dtype_name, is_tensor_backend
-from .dropout import (Dropout, _check_generator, _check_mode, _draw_mask, _regenerate_mask,
-                      _reserve_draw, _scale, _scale_into, _unpack_keep_torch, mask_bytes)
+from .dropout import (Dropout, _check_generator, _check_mode, _draw_mask, _fused_for,
+                      _kernel_mode, _regenerate_mask, _reserve_draw, _scale, _scale_into,
+                      _unpack_keep_torch, in_layout, mask_bytes, mask_plan)
 
 __all__ = ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
            "alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
@@ -88,15 +96,36 @@ def _zeros_like(t):
     return torch.zeros((), dtype=t.dtype, device=t.device)
 
 
+_INT_VIEWS = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
+              torch.bfloat16: torch.int16}
+
+
+@torch.compiler.assume_constant_result  # (p and the dtype are constants of a compiled call)
+def dropped_bits(p, dtype_name):
+    """The bits (a signed int of T's width) of alpha dropout's dropped value fl_T(b - alpha a),
+    the float64 value rounded once to T (initializers.round_from_float64: NumPy's and
+    ml_dtypes' casts to bfloat16 round twice).
+
+    >>> hex(dropped_bits(0.5, "bfloat16") & 0xFFFF)
+    '0xbf47'
+    """
+    value = round_from_float64(np.array([alpha_constants(p)[2]]), dtype_name)
+    return int(value.view(f"i{value.dtype.itemsize}")[0])
+
+
+def _dropped(p, t, dtype_name):
+    bits = torch.tensor(dropped_bits(p, dtype_name), dtype=_INT_VIEWS[t.dtype])
+    return bits.view(t.dtype).to(t.device)
+
+
 def apply(t, keep, p, alpha, dtype_name):
     """The forward values: ``keep`` (bool, broadcasting against t) applied to t."""
     if not alpha:
         return torch.where(keep, _scaled(t, _scale(p, dtype_name), dtype_name), _zeros_like(t))
-    a, b, dropped = alpha_constants(p)
+    a, b, _ = alpha_constants(p)
     w = _work_dtype(t)
     kept = t.to(w).mul(a).add(b).to(t.dtype)
-    dropped = torch.tensor(dropped, dtype=torch.float64).to(t.dtype).to(t.device)
-    return torch.where(keep, kept, dropped)
+    return torch.where(keep, kept, _dropped(p, t, dtype_name))
 
 
 def apply_grad(grad, keep, p, alpha, dtype_name):
@@ -127,35 +156,68 @@ def _traced(t, scale):
     return t.mul(scale)
 
 
+def _on_kernels(kernels, t, mask, units, p, alpha, dtype_name, grad=False):
+    """The values by the one-pass Triton kernel (backend/triton_kernels/channel_dropout.py):
+    t read in row-major order, the result in t's layout."""
+    flat = t.detach().contiguous().view(-1)
+    out = torch.empty_like(flat)
+    inner = flat.numel() // units if units else 1
+    if not alpha:
+        kernels.apply(out, flat, mask, inner, "channel", dtype_name, scale=_scale(p, dtype_name))
+    else:
+        a, b, _ = alpha_constants(p)
+        kernels.apply(out, flat, mask, inner, "alpha_grad" if grad else "alpha", dtype_name,
+                      a=a, b=b, dropped_bits=0 if grad else dropped_bits(p, dtype_name))
+    return in_layout(out.view(t.shape), t)
+
+
 class _Function(torch.autograd.Function):
-    """y from x and a drawn mask; backward keeps the packed mask or the draw's (key, counter)."""
+    """y from x and a drawn mask; backward keeps the packed mask or the draw's (key, counter).
+    ``kernels``: the Triton kernels' module where x's device runs them, else None (torch
+    operations)."""
 
     @staticmethod
-    def forward(ctx, x, mask, stream, units, unit_shape, p, alpha, dtype_name):
+    def forward(ctx, x, mask, stream, units, unit_shape, p, alpha, dtype_name, kernels):
         ctx.set_materialize_grads(False)
         ctx.units, ctx.unit_shape, ctx.p, ctx.alpha = units, unit_shape, p, alpha
-        ctx.dtype_name, ctx.stream = dtype_name, stream
+        ctx.dtype_name, ctx.stream, ctx.kernels = dtype_name, stream, kernels
         if stream is None:
             ctx.save_for_backward(mask)
         if p == 1.0:
             return torch.zeros_like(x)
+        if kernels is not None:
+            return _on_kernels(kernels, x, mask, units, p, alpha, dtype_name)
         return apply(x, _keep(mask, units, unit_shape), p, alpha, dtype_name)
 
     @staticmethod
     def backward(ctx, grad):
+        none = (None,) * 8
         if grad is None:
-            return (None,) * 8
+            return (None,) + none
         if ctx.p == 1.0:
             dx = grad * 0 if torch.is_grad_enabled() else torch.zeros_like(grad)
-            return (dx,) + (None,) * 7
+            return (dx,) + none
         if ctx.stream is None:
             (mask,) = ctx.saved_tensors
         else:
             key, counter, backend, device = ctx.stream
             mask = _regenerate_mask(key, counter, ctx.units, ctx.p, grad.device, backend, device)
+        if ctx.kernels is not None and not torch.is_grad_enabled():
+            return (_on_kernels(ctx.kernels, grad, mask, ctx.units, ctx.p, ctx.alpha,
+                                ctx.dtype_name, grad=True),) + none
         keep = _keep(mask, ctx.units, ctx.unit_shape)
-        dx = apply_grad(grad, keep, ctx.p, ctx.alpha, ctx.dtype_name)
-        return (dx,) + (None,) * 7
+        return (apply_grad(grad, keep, ctx.p, ctx.alpha, ctx.dtype_name),) + none
+
+
+def _kernels_for(x, units, p):
+    """backend/triton_kernels/channel_dropout.py where x's device runs the Triton kernels
+    (``dropout``'s rule, torch/dropout.py ``_fused_for``: decided before the draw, so a
+    forced path that cannot run refuses the call before anything is drawn), else None."""
+    if _fused_for(x, mask_plan(units, p)) is None:
+        return None
+    with _kernel_mode():
+        from ..backend.triton_kernels import channel_dropout as kernels
+    return kernels
 
 
 # -- one call --------------------------------------------------------------------------------------
@@ -186,13 +248,15 @@ def _run(x, p, training, generator, mode, what, units_dims, alpha):
     if torch.compiler.is_compiling():
         mask = ops.draw(generator, "dropout_mask", [mask_bytes(units)], torch.uint8,
                         device=x.device, p_drop=p, n=units)
-        return _Function.apply(x, mask, None, units, unit_shape, p, alpha, dtype_name)
+        return _Function.apply(x, mask, None, units, unit_shape, p, alpha, dtype_name, None)
     if x.is_meta:  # nothing drawn, no memory; the Generator moves on (docs/spec.md 2.4)
         graph_state.skip(generator, plan_dropout_mask((units,), p))
         return torch.empty_like(x)
+    kernels = _kernels_for(x, units, p)
     mask, stream = _draw(generator, units, p, mode, x.device)
     try:
-        return _Function.apply(x, mask, stream, units, unit_shape, p, alpha, dtype_name)
+        return _Function.apply(x, mask, stream, units, unit_shape, p, alpha, dtype_name,
+                               kernels)
     except BaseException:  # a failed call reserves nothing (docs/spec.md 2.2)
         if isinstance(generator.engine, Philox):
             _give_back(generator.engine, (0, generator.engine.offset - 1))

@@ -17,8 +17,10 @@ Its modules, device code first:
 - the kernels of each draw: ``words.py`` (raw words), ``uniform.py``,
   ``integers.py``, ``bernoulli.py`` (bits and packed masks), ``normal.py``
   (Box-Muller, and the float64 ziggurat), ``rejection.py`` (the float32
-  ziggurat and truncated normals: one grid loop) and ``pending.py`` (their
-  second phase, the rejected elements retried alone);
+  ziggurat and truncated normals: one grid loop), ``pending.py`` (their
+  second phase, the rejected elements retried alone) and
+  ``channel_dropout.py`` (channel and alpha dropout's masks applied in one
+  pass, called by ``ascend_rand.torch``);
 - device functions they share: ``philox.py`` (the block function and
   counter arithmetic), ``wordops.py`` (a 32-bit word's operations in the
   uint32 or the int32 form), ``conversions.py`` (words to values),

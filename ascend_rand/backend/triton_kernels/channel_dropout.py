@@ -1,0 +1,127 @@
+"""Channel and alpha dropout's masks applied in one pass (docs/spec.md 4.7 and 4.9).
+
+The mask is the draw's (``dropout_mask(units, p)``, drawn by the Generator's
+backend: a few bytes for N * C channels); this kernel reads x once and writes y
+once, element i taking bit ``i // inner`` of the mask (``inner`` elements a
+unit: H * W for a channel of a contiguous (N, C, H, W), 1 for alpha dropout's
+elements).  Three uses, each one launch:
+
+- ``MODE = 0``, channel dropout, forward and backward alike: fl_T(x * scale)
+  kept (``dropout.py``'s ``_kept``: the same roundings and NaN bits as
+  ``apply_mask``), +0 dropped;
+- ``MODE = 1``, alpha dropout's forward: fl_T(fl_W(fl_W(x * a) + b)) kept, the
+  dropped value's bits (fl_T(b - alpha a)) dropped;
+- ``MODE = 2``, alpha dropout's backward: fl_T(fl_W(g * a)) kept, +0 dropped.
+
+W is float64 for float64 and float32 otherwise; the 16-bit formats are widened
+exactly to float32 and rounded once back by conversions.py's integer roundings
+(to nearest even).  Launches pass ``enable_fp_fusion=False`` (launch.py): the
+product and the sum are two roundings, as the spec and the torch path make them.
+"""
+
+import struct
+
+import triton
+import triton.language as tl
+
+from .conversions import bits16_to_f32, f64_from_halves, round_f32_to_16_bits
+from .dropout import _FMT, F64, _kept, _scale_args
+from .launch import block_for, cdiv, int32, launch
+from .wordops import INT32_WORDS, word
+
+# Elements per tile (a power of two: tl.arange's rule).
+BLOCK = 1024
+SCALARS = ["n", "inner", "scale32", "scale_hi", "scale_lo", "a32", "b32", "a_hi", "a_lo",
+           "b_hi", "b_lo", "dropped"]
+
+
+@triton.jit
+def _alpha(bits, a32, b32, a_hi, a_lo, b_hi, b_lo, FMT: tl.constexpr, SHIFT: tl.constexpr,
+           LIMBS16: tl.constexpr):
+    """fl_T(fl_W(fl_W(x * a) + b)) (``SHIFT``) or fl_T(fl_W(x * a)) of the elements whose
+    bits are ``bits``; returned as bits of the same type."""
+    if FMT == 0:
+        v = word(bits, LIMBS16).to(tl.float32, bitcast=True) * a32
+        if SHIFT:
+            v = v + b32
+        return v.to(tl.int32, bitcast=True)
+    elif FMT == 1:
+        v = bits.to(tl.float64, bitcast=True) * f64_from_halves(a_hi, a_lo, LIMBS16)
+        if SHIFT:
+            v = v + f64_from_halves(b_hi, b_lo, LIMBS16)
+        return v.to(tl.int64, bitcast=True)
+    else:
+        if LIMBS16 == INT32_WORDS:
+            u = bits.to(tl.int32) & 0xFFFF
+        else:
+            u = bits.to(tl.uint16, bitcast=True).to(tl.uint32)
+        v = bits16_to_f32(u, FMT == 2, LIMBS16) * a32
+        if SHIFT:
+            v = v + b32
+        rounded = round_f32_to_16_bits(v, FMT == 2, LIMBS16)
+        if LIMBS16 == INT32_WORDS:
+            return rounded.to(tl.int16)
+        else:
+            return rounded.to(tl.uint16).to(tl.int16, bitcast=True)
+
+
+@triton.jit(do_not_specialize=SCALARS)
+def channel_kernel(out_ptr, in_ptr, mask_ptr, n, inner, scale32, scale_hi, scale_lo, a32, b32,
+                   a_hi, a_lo, b_hi, b_lo, dropped, FMT: tl.constexpr, MODE: tl.constexpr,
+                   BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
+    """out[i] from in[i] (integer views of T) and bit i // inner of the packed mask, over n
+    elements; the grid loops over ceil(n / BLOCK) tiles."""
+    offs = tl.arange(0, BLOCK)
+    for tile in range(tl.program_id(0), tl.cdiv(n, BLOCK), tl.num_programs(0)):
+        i = tl.cast(tile, tl.int64) * BLOCK + offs
+        valid = i < n
+        unit = i // inner
+        byte = tl.load(mask_ptr + (unit >> 3), mask=valid, other=0).to(tl.int32)
+        keep = ((byte >> (unit & 7).to(tl.int32)) & 1) != 0
+        bits = tl.load(in_ptr + i, mask=valid, other=0)
+        if MODE == 0:
+            out = tl.where(keep, _kept(bits, scale32, scale_hi, scale_lo, FMT, LIMBS16), 0)
+        elif MODE == 1:
+            kept = _alpha(bits, a32, b32, a_hi, a_lo, b_hi, b_lo, FMT, True, LIMBS16)
+            out = tl.where(keep, kept, dropped)
+        else:
+            kept = _alpha(bits, a32, b32, a_hi, a_lo, b_hi, b_lo, FMT, False, LIMBS16)
+            out = tl.where(keep, kept, 0)
+        tl.store(out_ptr + i, out.to(bits.dtype), mask=valid)
+
+
+# -- the entry point ------------------------------------------------------------------------------
+
+_VIEWS = {"float32": "int32", "float64": "int64", "float16": "int16", "bfloat16": "int16"}
+MODES = {"channel": 0, "alpha": 1, "alpha_grad": 2}
+
+
+def _halves(value):
+    bits = struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+    return int32(bits >> 32), int32(bits)
+
+
+def apply(out, src, mask, inner, mode, dtype_name, scale=0.0, a=0.0, b=0.0, dropped_bits=0):
+    """``out`` (flat, contiguous, ``src``'s dtype) from ``src`` and the packed ``mask`` (uint8,
+    on their device), element i taking bit i // ``inner``; ``mode`` one of ``MODES``.
+    ``scale`` is fl_T(1 / (1 - p)) (channel), ``a`` and ``b`` alpha dropout's float64
+    constants, ``dropped_bits`` the dropped value's bits in T.  One launch (none for n = 0)."""
+    import torch
+
+    n = src.numel()
+    if not n:
+        return out
+    fmt = _FMT[dtype_name]
+    if fmt == F64 and out.device.type == "npu":
+        raise TypeError("dropout: float64 needs float64 arithmetic, which Ascend's vector "
+                        "units lack (docs/spec.md A.6)")
+    view = getattr(torch, _VIEWS[dtype_name])
+    scale32, scale_hi, scale_lo = _scale_args(scale, fmt)
+    a_hi, a_lo = _halves(a)
+    b_hi, b_lo = _halves(b)
+    block = block_for("channel_dropout", BLOCK, out.device)
+    launch(channel_kernel, out, cdiv(n, block), out.view(view), src.view(view), mask, n,
+           int(inner), scale32, scale_hi, scale_lo, float(a) if fmt != F64 else 0.0,
+           float(b) if fmt != F64 else 0.0, a_hi, a_lo, b_hi, b_lo, int(dropped_bits),
+           FMT=fmt, MODE=MODES[mode], BLOCK=block)
+    return out
