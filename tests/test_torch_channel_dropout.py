@@ -430,3 +430,28 @@ def test_compiled_code_refuses_bad_input_with_the_eager_message():
         torch.compile(lambda t: art.dropout2d(t, 1.5, generator=g), backend="aot_eager")(
             torch.ones(2, 3, 4, 4))
     assert g.offset == 0
+
+
+SPECIAL_BITS = {  # NaNs (quiet, signalling, payloads, negative), infinities, zeros, extremes
+    torch.float32: [0x7FC00000, 0x7F800001, 0xFFC12345, 0x7FBFFFFF, 0x7F800000, 0xFF800000, 0,
+                    0x80000000, 1, 0xBF800000, 0x7F7FFFFF],
+    torch.float16: [0x7E00, 0x7C01, 0xFE05, 0x7DFF, 0x7C00, 0xFC00, 0, 0x8000, 1, 0xBC00, 0x7BFF],
+    torch.bfloat16: [0x7FC0, 0x7F81, 0xFFC1, 0x7FBF, 0x7F80, 0xFF80, 0, 0x8000, 1, 0xBF80, 0x7F7F],
+}
+
+
+@pytest.mark.parametrize("dtype", list(SPECIAL_BITS))
+def test_special_values_are_apply_masks(dtype):
+    # 40 channels of the special values: kept ones as apply_mask (docs/spec.md 4.7: a NaN's
+    # bits quieted, a product beyond the format infinite), dropped ones +0, eager and backward
+    width = {torch.float32: np.uint32}.get(dtype, np.uint16)
+    raw = np.tile(np.array(SPECIAL_BITS[dtype], dtype=width), (40, 1))
+    signed = raw.view({np.uint32: np.int32, np.uint16: np.int16}[width])
+    x = torch.from_numpy(signed.copy()).view(dtype)[None]  # (1, 40, 11)
+    keep = np.broadcast_to(keep_bits(31, 40, 0.5).reshape(1, 40, 1), x.shape)
+    expected = ar.apply_mask(to_numpy(x), keep, 0.5)
+    leaf = x.clone().requires_grad_()
+    y = art.dropout1d(leaf, 0.5, generator=ar.Generator(31))
+    assert same_bits(to_numpy(y), expected)
+    y.backward(x)
+    assert same_bits(to_numpy(leaf.grad), expected)

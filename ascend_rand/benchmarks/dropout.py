@@ -1,4 +1,4 @@
-"""Dropout forward + backward on the CPU: ascend_rand.torch.dropout against torch's.
+"""Dropout forward + backward on the CPU: ascend_rand.torch.dropout and dropout2d against torch's.
 
 Run with ``ascend-rand bench --only dropout [--quick] [--json PATH]``.  Each
 row times one training step of a dropout layer on a float32 vector of n
@@ -7,6 +7,9 @@ elements, p = 0.1: ``y = dropout(x)`` and ``torch.autograd.grad(y, x, g)``
 keeps the packed mask; "regenerate": backward draws it again from the
 Philox key and counter) and ``torch.nn.functional.dropout``, at 1 thread and
 at the machine's threads (torch's and ascend_rand's thread counts both set).
+A second table does the same for channel dropout: ``ascend_rand.torch.dropout2d``
+(packed mode) against ``torch.nn.functional.dropout2d`` on an (n / 4096, 64, 8,
+8) float32 input, channels of 64 elements, where our mask is n / 512 bits.
 Same method as the other benchmarks (harness.py): one process, one warm-up
 call, the median of several timed calls, each case bounded in time.
 
@@ -32,6 +35,9 @@ DRAW = f"dropout forward+backward, float32, p {P:g}"
 SIZES = (1_000_000, 10_000_000, 100_000_000)
 QUICK_SIZES = (1_000_000, 10_000_000)
 PACKED, REGENERATE, TORCH = "ascend_rand packed", "ascend_rand regenerate", "torch F.dropout"
+DRAW2D = f"dropout2d forward+backward, float32 (n / 4096, 64, 8, 8), p {P:g}"
+PACKED2D, TORCH2D = "ascend_rand dropout2d", "torch F.dropout2d"
+REFERENCE = {DRAW: TORCH, DRAW2D: TORCH2D}
 TARGET_RATIO = 4.0
 TARGET_MEMORY = 1 / 8
 TARGET = ("packed dropout forward+backward at least 4x torch's speed with an eighth of its "
@@ -57,9 +63,19 @@ def _peer(name, threads, saved):
         torch = H.import_torch()
         ascend_rand.set_num_threads(threads)
         torch.set_num_threads(threads)
-        x = torch.full((n,), 1.5, requires_grad=True)
-        grad = torch.ones(n)
-        if name == TORCH:
+        shape = (n,) if draw == DRAW else (n // 4096, 64, 8, 8)
+        x = torch.full(shape, 1.5, requires_grad=True)
+        grad = torch.ones(shape)
+        if name == TORCH2D:
+            forward = lambda: torch.nn.functional.dropout2d(x, P, training=True)  # noqa: E731
+            method = "F.dropout2d"
+        elif name == PACKED2D:
+            from ascend_rand.torch import dropout2d
+
+            gen = ascend_rand.Generator(SEED)
+            forward = lambda: dropout2d(x, P, generator=gen)  # noqa: E731
+            method = "dropout2d(mode='packed')"
+        elif name == TORCH:
             forward = lambda: torch.nn.functional.dropout(x, P, training=True)  # noqa: E731
             method = "F.dropout"
         else:
@@ -74,10 +90,10 @@ def _peer(name, threads, saved):
     return make
 
 
-def peers(cores, saved):
+def peers(draw, cores, saved):
     counts = (1, cores) if cores > 1 else (1,)
-    return [(name, t, _peer(name, t, saved)) for name in (PACKED, REGENERATE, TORCH)
-            for t in counts]
+    names = (PACKED, REGENERATE, TORCH) if draw == DRAW else (PACKED2D, TORCH2D)
+    return [(name, t, _peer(name, t, saved)) for name in names for t in counts]
 
 
 def run(quick=False, sizes=None, reps=None, budget_s=None, log=None):
@@ -88,15 +104,15 @@ def run(quick=False, sizes=None, reps=None, budget_s=None, log=None):
     cores = H.cores()
     saved = {}
     with H.thread_settings(cores) as torch_threads:
-        rows = H.measure((DRAW,), sizes, lambda draw: peers(cores, saved), reps, budget_s,
-                         torch_threads, log)
+        rows = H.measure((DRAW, DRAW2D), sizes, lambda draw: peers(draw, cores, saved), reps,
+                         budget_s, torch_threads, log)
     seconds = {(r["peer"], r["threads"], r["n"]): r["seconds"] for r in rows if "seconds" in r}
     for r in rows:
         if "seconds" not in r:
             continue
         r["saved_bytes"] = saved.get((r["peer"], r["threads"], r["n"]))
         r["ms"] = r["seconds"] * 1e3
-        theirs = seconds.get((TORCH, r["threads"], r["n"]))
+        theirs = seconds.get((REFERENCE[r["draw"]], r["threads"], r["n"]))
         if theirs:
             r["ratio"] = theirs / r["seconds"]
     return {"machine": H.machine_info(), "quick": quick, "reps": reps, "budget_s": budget_s,
@@ -124,9 +140,9 @@ def _target(rows, n):
 # -- output: this benchmark's own columns (time and saved bytes, against torch) ------------------
 
 COLUMNS = ("n", "implementation", "call", "threads", "fwd+bwd ms", "G elements/s", "saved bytes",
-           "vs torch F.dropout")
-CAPTION = ("saved: bytes autograd keeps for backward; vs torch F.dropout = torch F.dropout's "
-           "time at the same n and threads / this row's (above 1: faster)")
+           "vs torch")
+CAPTION = ("saved: bytes autograd keeps for backward; vs torch = torch's F.dropout's (or "
+           "F.dropout2d's) time at the same n and threads / this row's (above 1: faster)")
 
 
 def cells(r):
@@ -141,8 +157,11 @@ def cells(r):
 def markdown(results):
     """The table as GitHub markdown, for docs/performance.md."""
     head = "| " + " | ".join(COLUMNS) + " |\n" + "|---" * len(COLUMNS) + "|"
-    lines = [H.title(results), "", f"{DRAW}", "", head]
-    lines += ["| " + " | ".join(cells(r)) + " |" for r in results["rows"]]
+    lines = [H.title(results)]
+    for draw in (DRAW, DRAW2D):
+        lines += ["", draw, "", head]
+        lines += ["| " + " | ".join(cells(r)) + " |" for r in results["rows"]
+                  if r["draw"] == draw]
     lines += ["", CAPTION, ""]
     lines += [H.verdict(t) for t in results["targets"]]
     return "\n".join(lines) + "\n"
@@ -153,21 +172,24 @@ def print_results(results, file=None):
     if console is None:
         out = file or sys.stdout
         print(H.title(results), file=out)
-        print(DRAW, file=out)
-        print("  " + " | ".join(COLUMNS), file=out)
-        for r in results["rows"]:
-            print("  " + " | ".join(cells(r)), file=out)
+        for draw in (DRAW, DRAW2D):
+            print(draw, file=out)
+            print("  " + " | ".join(COLUMNS), file=out)
+            for r in results["rows"]:
+                if r["draw"] == draw:
+                    print("  " + " | ".join(cells(r)), file=out)
         print("  " + CAPTION, file=out)
         return
     from rich import box
     from rich.table import Table
 
     console.print(H.title(results), markup=False)
-    table = Table(title=DRAW, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                  caption=CAPTION, caption_justify="left")
-    H.add_columns(table, COLUMNS)
-    rows = results["rows"]
-    for i, r in enumerate(rows):
-        last_of_n = i == len(rows) - 1 or rows[i + 1]["n"] != r["n"]
-        table.add_row(*cells(r), end_section=last_of_n and i < len(rows) - 1)
-    console.print(table)
+    for draw in (DRAW, DRAW2D):
+        table = Table(title=draw, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                      caption=CAPTION if draw == DRAW2D else None, caption_justify="left")
+        H.add_columns(table, COLUMNS)
+        rows = [r for r in results["rows"] if r["draw"] == draw]
+        for i, r in enumerate(rows):
+            last_of_n = i == len(rows) - 1 or rows[i + 1]["n"] != r["n"]
+            table.add_row(*cells(r), end_section=last_of_n and i < len(rows) - 1)
+        console.print(table)

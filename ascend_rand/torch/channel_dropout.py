@@ -92,6 +92,11 @@ def _keep(mask, units, unit_shape):
     return _unpack_keep_torch(mask, units).view(unit_shape).bool()
 
 
+def _keep_units(mask, units, unit_shape):
+    """The keep bits as uint8 0/1 of ``unit_shape`` (``_eager``'s form)."""
+    return _unpack_keep_torch(mask, units).view(unit_shape)
+
+
 def _zeros_like(t):
     return torch.zeros((), dtype=t.dtype, device=t.device)
 
@@ -137,6 +142,48 @@ def apply_grad(grad, keep, p, alpha, dtype_name):
     a, _, _ = alpha_constants(p)
     return torch.where(keep, grad.to(_work_dtype(grad)).mul(a).to(grad.dtype),
                        _zeros_like(grad))
+
+
+def _eager(t, keep, p, alpha, dtype_name, grad=False):
+    """``apply`` (``grad``: ``apply_grad``) in eager code on the CPU, the same bits in fewer
+    passes: each element multiplied by its unit's factor (a broadcast multiplication;
+    alpha: then the shift), then the dropped units' elements set (a contiguous result: by
+    rows, touching the dropped units only; else through the bits, an integer multiply by
+    the unit's keep bit).  ``keep``: uint8 0/1 of the units' shape.  NaNs are looked for
+    only where the result's sum is not finite (``isnan`` costs more than the rest)."""
+    if not alpha:
+        scale = _scale(p, dtype_name)
+        if t.dtype in (torch.float16, torch.bfloat16):  # the product in float32, one rounding
+            y = t.float().mul(keep.float() * scale).to(t.dtype)
+        else:
+            y = t.mul(keep.to(t.dtype) * scale)
+        if not math.isfinite(y.sum().item()):
+            from .dropout import _quiet_nans
+            y = _quiet_nans(y, t)
+        return _set_dropped(y, keep, 0)
+    a, b, _ = alpha_constants(p)
+    w = _work_dtype(t)
+    y = t.to(w).mul(keep.to(w) * a)
+    if not grad:
+        y.add_(b)
+    y = y.to(t.dtype) if y.dtype != t.dtype else y
+    return _set_dropped(y, keep, 0 if grad else dropped_bits(p, dtype_name))
+
+
+def _set_dropped(y, keep, bits):
+    """y with every element of a dropped unit set to the value whose bits are ``bits``."""
+    ints = _INT_VIEWS[y.dtype]
+    units = keep.numel()
+    if y.is_contiguous() and units and y.numel():
+        rows = y.view(units, -1).view(ints)
+        rows.index_fill_(0, (keep.reshape(-1) == 0).nonzero().squeeze(1), bits)
+        return y
+    held = y.view(ints)
+    keep_int = keep.to(ints)
+    held.mul_(keep_int)
+    if bits:
+        held.add_((1 - keep_int) * bits)
+    return y
 
 
 def _scaled(t, scale, dtype_name):
@@ -187,7 +234,9 @@ class _Function(torch.autograd.Function):
             return torch.zeros_like(x)
         if kernels is not None:
             return _on_kernels(kernels, x, mask, units, p, alpha, dtype_name)
-        return apply(x, _keep(mask, units, unit_shape), p, alpha, dtype_name)
+        if torch.compiler.is_compiling() or not x.is_cpu:  # (no host read on a device)
+            return apply(x, _keep(mask, units, unit_shape), p, alpha, dtype_name)
+        return _eager(x.detach(), _keep_units(mask, units, unit_shape), p, alpha, dtype_name)
 
     @staticmethod
     def backward(ctx, grad):
@@ -205,6 +254,9 @@ class _Function(torch.autograd.Function):
         if ctx.kernels is not None and not torch.is_grad_enabled():
             return (_on_kernels(ctx.kernels, grad, mask, ctx.units, ctx.p, ctx.alpha,
                                 ctx.dtype_name, grad=True),) + none
+        if grad.is_cpu and not torch.is_grad_enabled() and not torch.compiler.is_compiling():
+            return (_eager(grad, _keep_units(mask, ctx.units, ctx.unit_shape), ctx.p, ctx.alpha,
+                           ctx.dtype_name, grad=True),) + none
         keep = _keep(mask, ctx.units, ctx.unit_shape)
         return (apply_grad(grad, keep, ctx.p, ctx.alpha, ctx.dtype_name),) + none
 
