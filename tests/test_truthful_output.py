@@ -75,13 +75,14 @@ def fake_peers(monkeypatch):
 
     real_drop = dropout.peers
 
-    def drop(cores, saved):
+    def drop(draw, cores, saved):
         out = []
-        for name, threads, _ in real_drop(cores, saved):
+        for name, threads, _ in real_drop(draw, cores, saved):
             def make(draw, n, name=name, threads=threads):
-                saved[(name, threads, n)] = n // 8 if name == dropout.PACKED else 4 * n
+                ours = name in (dropout.PACKED, dropout.PACKED2D)
+                saved[(name, threads, n)] = n // 8 if ours else 4 * n
                 return ("dropout(mode='regenerate')" if name == dropout.REGENERATE else "call()",
-                        harness.Timed((3e-9 if name == dropout.TORCH else 1e-9) * n, 1))
+                        harness.Timed((1e-9 if name != dropout.TORCH else 3e-9) * n, 1))
             out.append((name, threads, make))
         return out
     monkeypatch.setattr(dropout, "peers", drop)
@@ -336,7 +337,7 @@ def test_bench_piped_to_a_file_prints_each_row_on_one_line(tmp_path):
     assert "…" not in out and "\x1b[" not in out  # nothing cut, no colour codes
     lines = out.splitlines()
     rows = [line for line in lines if line.lstrip().startswith("1e3 ")]
-    assert len(rows) == 6  # three implementations at 1 and at 2 threads, whole
+    assert len(rows) == 10  # 3 + 2 (dropout2d) implementations at 1 and at 2 threads, whole
     for line in rows:
         fields = line.split()
         assert fields[1] in ("ascend_rand", "torch") and fields[-1].replace(".", "").isdigit()

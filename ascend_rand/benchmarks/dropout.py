@@ -9,7 +9,8 @@ Philox key and counter) and ``torch.nn.functional.dropout``, at 1 thread and
 at the machine's threads (torch's and ascend_rand's thread counts both set).
 A second table does the same for channel dropout: ``ascend_rand.torch.dropout2d``
 (packed mode) against ``torch.nn.functional.dropout2d`` on an (n / 4096, 64, 8,
-8) float32 input, channels of 64 elements, where our mask is n / 512 bits.
+8) float32 input (n a multiple of 4096; at least one sample), channels of 64
+elements, where our mask is n / 64 bits.
 Same method as the other benchmarks (harness.py): one process, one warm-up
 call, the median of several timed calls, each case bounded in time.
 
@@ -63,7 +64,7 @@ def _peer(name, threads, saved):
         torch = H.import_torch()
         ascend_rand.set_num_threads(threads)
         torch.set_num_threads(threads)
-        shape = (n,) if draw == DRAW else (n // 4096, 64, 8, 8)
+        shape = (n,) if draw == DRAW else (max(1, n // 4096), 64, 8, 8)
         x = torch.full(shape, 1.5, requires_grad=True)
         grad = torch.ones(shape)
         if name == TORCH2D:
@@ -139,10 +140,14 @@ def _target(rows, n):
 
 # -- output: this benchmark's own columns (time and saved bytes, against torch) ------------------
 
-COLUMNS = ("n", "implementation", "call", "threads", "fwd+bwd ms", "G elements/s", "saved bytes",
-           "vs torch")
-CAPTION = ("saved: bytes autograd keeps for backward; vs torch = torch's F.dropout's (or "
-           "F.dropout2d's) time at the same n and threads / this row's (above 1: faster)")
+COLUMNS = ("n", "implementation", "call", "threads", "fwd+bwd ms", "G elements/s", "saved bytes")
+CAPTION = ("saved: bytes autograd keeps for backward; vs torch F.dropout (F.dropout2d) = its "
+           "time at the same n and threads / this row's (above 1: faster)")
+
+
+def columns(draw):
+    """The table's columns: the ratio's names the peer it is taken against."""
+    return COLUMNS + (f"vs {REFERENCE[draw]}",)
 
 
 def cells(r):
@@ -156,9 +161,9 @@ def cells(r):
 
 def markdown(results):
     """The table as GitHub markdown, for docs/performance.md."""
-    head = "| " + " | ".join(COLUMNS) + " |\n" + "|---" * len(COLUMNS) + "|"
     lines = [H.title(results)]
     for draw in (DRAW, DRAW2D):
+        head = "| " + " | ".join(columns(draw)) + " |\n" + "|---" * len(columns(draw)) + "|"
         lines += ["", draw, "", head]
         lines += ["| " + " | ".join(cells(r)) + " |" for r in results["rows"]
                   if r["draw"] == draw]
@@ -174,7 +179,7 @@ def print_results(results, file=None):
         print(H.title(results), file=out)
         for draw in (DRAW, DRAW2D):
             print(draw, file=out)
-            print("  " + " | ".join(COLUMNS), file=out)
+            print("  " + " | ".join(columns(draw)), file=out)
             for r in results["rows"]:
                 if r["draw"] == draw:
                     print("  " + " | ".join(cells(r)), file=out)
@@ -187,7 +192,7 @@ def print_results(results, file=None):
     for draw in (DRAW, DRAW2D):
         table = Table(title=draw, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                       caption=CAPTION if draw == DRAW2D else None, caption_justify="left")
-        H.add_columns(table, COLUMNS)
+        H.add_columns(table, columns(draw))
         rows = [r for r in results["rows"] if r["draw"] == draw]
         for i, r in enumerate(rows):
             last_of_n = i == len(rows) - 1 or rows[i + 1]["n"] != r["n"]
