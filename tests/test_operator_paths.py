@@ -452,18 +452,30 @@ def test_a_well_formed_drawn_at_regenerates_the_forwards_mask():
     np.testing.assert_array_equal(y.numpy() != 0, keep & (x.numpy() != 0))
 
 
-def test_channel_and_alpha_dropouts_refuse_the_graph_safe_state_before_drawing(triton_on_cpu):
+def test_channel_and_alpha_dropouts_draw_from_the_graph_safe_state(triton_on_cpu):
+    """In graph-safe mode the mask is drawn from the device state: the host path's values
+    (forward and backward), the state one offset further per call; bad input refused with
+    the state untouched."""
     import ascend_rand.torch as art
 
+    x = torch.randn(2, 3, 4, 4)
     g = ar.Generator(7)
     with graph_safe(g, "cpu") as ds:
         before = ds.state.tolist()
-        for call in (lambda: art.dropout2d(torch.ones(2, 3, 4, 4), 0.5, generator=g),
-                     lambda: art.alpha_dropout(torch.ones(5), 0.5, True, generator=g)):
-            with pytest.raises(ValueError, match="graph-safe mode, whose device state draws"):
-                call()
+        with pytest.raises(ValueError, match=r"p must be in \[0, 1\]"):
+            art.dropout2d(x, 1.5, generator=g)
         assert ds.state.tolist() == before
-    assert g.offset == 0
+        leaf = x.clone().requires_grad_()
+        y = art.dropout2d(leaf, 0.5, generator=g, mode="regenerate")
+        y.backward(torch.ones_like(y))
+        z = art.alpha_dropout(x, 0.3, True, generator=g)
+    assert g.offset == 2
+    host = ar.Generator(7)
+    ref = x.clone().requires_grad_()
+    y_host = art.dropout2d(ref, 0.5, generator=host)
+    y_host.backward(torch.ones_like(y_host))
+    assert torch.equal(y, y_host) and torch.equal(leaf.grad, ref.grad)
+    assert torch.equal(z, art.alpha_dropout(x, 0.3, True, generator=host))
 
 
 def test_channel_and_alpha_dropouts_on_the_triton_kernels_equal_the_native_core(triton_on_cpu):

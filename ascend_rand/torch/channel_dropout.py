@@ -43,7 +43,9 @@ Under ``torch.compile`` the mask is the operator ``ascend_rand::engine_draw``
 (``ops.draw``: the Generator's state tensor gives its (seed, offset)) and the
 rest is torch operations; there backward keeps the packed mask in both modes
 (it is N * C / 8 bytes for the channel forms).  A Generator in graph-safe mode
-draws only the Generator methods from its device state and refuses these.
+draws the mask from its device state the same way (one launch and the state's
+advance, nothing read back: capturable in a CUDA graph), and backward keeps the
+mask there too.
 """
 
 import math
@@ -292,18 +294,17 @@ def _run(x, p, training, generator, mode, what, units_dims, alpha):
     units = math.prod(x.shape[:units_dims])
     unit_shape = tuple(x.shape[:units_dims]) + (1,) * (x.ndim - units_dims)
     dtype_name = float_dtype_name(x, "x", what)
-    if getattr(generator.engine, "_graph_state", None) is not None:
-        raise ValueError(
-            f"{what}: this Generator is in graph-safe mode, whose device state draws only the "
-            f"Generator methods ({', '.join(ops.METHODS)}); draw the masks of {what} from a "
-            "Generator outside it")
-    if torch.compiler.is_compiling():
+    compiling = torch.compiler.is_compiling()
+    if x.is_meta and not compiling:  # nothing drawn, no memory; the Generator moves on
+        graph_state.skip(generator, plan_dropout_mask((units,), p))  # (docs/spec.md 2.4)
+        return torch.empty_like(x)
+    if compiling or getattr(generator.engine, "_graph_state", None) is not None:
+        # The mask through the draw operator: (seed, offset) from the Generator's state
+        # tensor, or, in graph-safe mode, drawn and advanced on the device, capturable.
+        kernels = None if compiling else _kernels_for(x, units, p)
         mask = ops.draw(generator, "dropout_mask", [mask_bytes(units)], torch.uint8,
                         device=x.device, p_drop=p, n=units)
-        return _Function.apply(x, mask, None, units, unit_shape, p, alpha, dtype_name, None)
-    if x.is_meta:  # nothing drawn, no memory; the Generator moves on (docs/spec.md 2.4)
-        graph_state.skip(generator, plan_dropout_mask((units,), p))
-        return torch.empty_like(x)
+        return _Function.apply(x, mask, None, units, unit_shape, p, alpha, dtype_name, kernels)
     kernels = _kernels_for(x, units, p)
     mask, stream = _draw(generator, units, p, mode, x.device)
     try:

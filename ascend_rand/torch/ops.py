@@ -128,11 +128,16 @@ def _kernel_mode(interpreted):
 def _device_plan(parsed, size):
     """The plan of a draw from a device state, checked as the Generator checks the same
     call; ValueError for a draw not made so."""
-    if parsed.name not in METHODS:
+    if parsed.name not in DEVICE_STATE_DRAWS:
         raise ValueError(f"ascend_rand::draw: {parsed.name!r} draws are not made from a "
                          f"device state; in graph-safe mode the operator draws "
-                         f"{', '.join(METHODS)}")
+                         f"{', '.join(DEVICE_STATE_DRAWS)}")
     return checked_plan(parsed, size)
+
+
+# The draws a device state makes: the Generator methods of one (size, dtype) result, and the
+# packed dropout mask (the channel and alpha dropouts' draw, torch/channel_dropout.py).
+DEVICE_STATE_DRAWS = METHODS + ("dropout_mask",)
 
 
 def _draw_from_device_state(state, parsed, size, call=None):
