@@ -153,22 +153,26 @@ def _eager(t, keep, p, alpha, dtype_name, grad=False):
     rows, touching the dropped units only; else through the bits, an integer multiply by
     the unit's keep bit).  ``keep``: uint8 0/1 of the units' shape.  NaNs are looked for
     only where the result's sum is not finite (``isnan`` costs more than the rest)."""
+    y = torch.empty_like(t)  # (t's layout)
     if not alpha:
         scale = _scale(p, dtype_name)
         if t.dtype in (torch.float16, torch.bfloat16):  # the product in float32, one rounding
-            y = t.float().mul(keep.float() * scale).to(t.dtype)
+            y.copy_(t.float().mul(keep.float() * scale))
         else:
-            y = t.mul(keep.to(t.dtype) * scale)
+            torch.mul(t, keep.to(t.dtype) * scale, out=y)
         if not math.isfinite(y.sum().item()):
             from .dropout import _quiet_nans
             y = _quiet_nans(y, t)
         return _set_dropped(y, keep, 0)
     a, b, _ = alpha_constants(p)
     w = _work_dtype(t)
-    y = t.to(w).mul(keep.to(w) * a)
-    if not grad:
-        y.add_(b)
-    y = y.to(t.dtype) if y.dtype != t.dtype else y
+    if w == t.dtype:
+        torch.mul(t, keep.to(w) * a, out=y)
+        if not grad:
+            y.add_(b)
+    else:
+        wide = t.to(w).mul_(keep.to(w) * a)
+        y.copy_(wide if grad else wide.add_(b))
     return _set_dropped(y, keep, 0 if grad else dropped_bits(p, dtype_name))
 
 
