@@ -65,6 +65,7 @@ def _spec(name, module, kernel, types, constexprs, elements, bytes_per_element, 
 def kernel_table():
     """The kernels measured: every draw family of the Triton package, in both word forms
     where the NPU would run it."""
+    from ..backend.triton_kernels import channel_dropout as tchan
     from ..backend.triton_kernels import dropout as tdrop
     from ..backend.triton_kernels import launch, normal_draws
     from ..backend.triton_kernels.pending import ring_size
@@ -164,6 +165,12 @@ def kernel_table():
               dict(mask_ptr=None, FMT=tdrop.F32, DRAW=True, WRITE_MASK=False,
                    BLOCK=tdrop.BLOCK, LIMBS16=False),
               lambda b: 8 * b, 8, group="dropout"),
+        _spec("channel dropout float32 (channels of 64)", "channel_dropout", "channel_kernel",
+              dict(out_ptr="*i32", in_ptr="*i32", mask_ptr="*u8", n="i32", inner="i32",
+                   scale32="fp32", scale_hi="i32", scale_lo="i32", a32="fp32", b32="fp32",
+                   a_hi="i32", a_lo="i32", b_hi="i32", b_lo="i32", dropped="i32"),
+              dict(FMT=tdrop.F32, MODE=0, BLOCK=tchan.BLOCK, LIMBS16=False),
+              lambda b: b, 8, group="dropout"),
     ]
     return out
 
