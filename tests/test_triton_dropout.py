@@ -550,3 +550,22 @@ def test_alpha_kernel_dropped_value_is_rounded_once():
         neighbours = np.array([b - 1, b, b + 1], np.uint16).view(ml_dtypes.bfloat16)
         errors = [abs(float(v) - exact) for v in neighbours]
         assert errors[1] == min(errors), (p, errors)
+
+
+@pytest.mark.parametrize("inner", [1, 7, 25, 32, 45, 100])
+def test_channel_kernel_units_across_tiles(inner, monkeypatch):
+    """Tiles of 32 elements: units shorter than a tile (a division per element), exactly a
+    tile and longer (a comparison: "wide"), starting anywhere inside a tile, and a last
+    tile cut short; the bits of the torch operations."""
+    monkeypatch.setattr(sys.modules["ascend_rand.backend.triton_kernels.channel_dropout"],
+                        "BLOCK", 32)
+    monkeypatch.setattr(launch, "PROGRAMS", 2)
+    shape = (3, 7, inner)
+    x = values(int(np.prod(shape)), "float32", inner).reshape(shape)
+    grad = values(int(np.prod(shape)), "float32", inner + 1).reshape(shape)
+    for fn in (art.dropout1d, art.feature_alpha_dropout):
+        y0, dx0, _, _ = channel_run(fn, x, grad, 0.5, "packed", monkeypatch, False)
+        y1, dx1, _, ran = channel_run(fn, x, grad, 0.5, "packed", monkeypatch, True)
+        assert ran
+        assert_same_bits(y1, y0, "y")
+        assert_same_bits(dx1, dx0, "dx")

@@ -164,10 +164,10 @@ def kernels():
                                                WRITE_MASK=False), "dropout"),
         "channel dropout float32": ("channel_dropout", "channel_kernel",
                                     dict(out_ptr="*i32", in_ptr="*i32", mask_ptr="*u8", **chan),
-                                    dict(FMT=0, MODE=0), "channel_dropout"),
+                                    dict(FMT=0, MODE=0, WIDE=True), "channel_dropout"),
         "alpha dropout float16": ("channel_dropout", "channel_kernel",
                                   dict(out_ptr="*i16", in_ptr="*i16", mask_ptr="*u8", **chan),
-                                  dict(FMT=2, MODE=1), "channel_dropout"),
+                                  dict(FMT=2, MODE=1, WIDE=False), "channel_dropout"),
         "state advance": ("state", "advance_kernel", dict(state_ptr="*i32"), dict(), None),
     }
     return out

@@ -169,7 +169,7 @@ def kernel_table():
               dict(out_ptr="*i32", in_ptr="*i32", mask_ptr="*u8", n="i32", inner="i32",
                    scale32="fp32", scale_hi="i32", scale_lo="i32", a32="fp32", b32="fp32",
                    a_hi="i32", a_lo="i32", b_hi="i32", b_lo="i32", dropped="i32"),
-              dict(FMT=tdrop.F32, MODE=0, BLOCK=tchan.BLOCK, LIMBS16=False),
+              dict(FMT=tdrop.F32, MODE=0, WIDE=False, BLOCK=tchan.BLOCK, LIMBS16=False),
               lambda b: b, 8, group="dropout"),
     ]
     return out

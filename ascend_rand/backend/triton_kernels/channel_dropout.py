@@ -4,7 +4,8 @@ The mask is the draw's (``dropout_mask(units, p)``, drawn by the Generator's
 backend: a few bytes for N * C channels); this kernel reads x once and writes y
 once, element i taking bit ``i // inner`` of the mask (``inner`` elements a
 unit: H * W for a channel of a contiguous (N, C, H, W), 1 for alpha dropout's
-elements).  Three uses, each one launch:
+elements).  Whole tiles are read and written unmasked (16-byte accesses), the
+units found with one division a tile.  Three uses, each one launch:
 
 - ``MODE = 0``, channel dropout, forward and backward alike: fl_T(x * scale)
   kept (``dropout.py``'s ``_kept``: the same roundings and NaN bits as
@@ -65,29 +66,61 @@ def _alpha(bits, a32, b32, a_hi, a_lo, b_hi, b_lo, FMT: tl.constexpr, SHIFT: tl.
             return rounded.to(tl.uint16).to(tl.int16, bitcast=True)
 
 
+@triton.jit
+def _apply_tile(dst, src, mask_ptr, u0, q, valid, scale32, scale_hi, scale_lo, a32, b32, a_hi,
+                a_lo, b_hi, b_lo, dropped, FMT: tl.constexpr, MODE: tl.constexpr,
+                FULL: tl.constexpr, LIMBS16: tl.constexpr):
+    """dst from src for one tile, element k of unit u0 + q[k]: unmasked (``FULL``: the tile
+    is whole, so its accesses can be 16 bytes wide) or masked by ``valid``."""
+    unit = u0 + q
+    if FULL:
+        byte = tl.load(mask_ptr + (unit >> 3)).to(tl.int32)
+        bits = tl.load(src)
+    else:
+        byte = tl.load(mask_ptr + (unit >> 3), mask=valid, other=0).to(tl.int32)
+        bits = tl.load(src, mask=valid, other=0)
+    keep = ((byte >> (unit & 7).to(tl.int32)) & 1) != 0
+    if MODE == 0:
+        out = tl.where(keep, _kept(bits, scale32, scale_hi, scale_lo, FMT, LIMBS16), 0)
+    elif MODE == 1:
+        out = tl.where(keep, _alpha(bits, a32, b32, a_hi, a_lo, b_hi, b_lo, FMT, True, LIMBS16),
+                       dropped)
+    else:
+        out = tl.where(keep, _alpha(bits, a32, b32, a_hi, a_lo, b_hi, b_lo, FMT, False, LIMBS16),
+                       0)
+    if FULL:
+        tl.store(dst, out.to(bits.dtype))
+    else:
+        tl.store(dst, out.to(bits.dtype), mask=valid)
+
+
 @triton.jit(do_not_specialize=SCALARS)
 def channel_kernel(out_ptr, in_ptr, mask_ptr, n, inner, scale32, scale_hi, scale_lo, a32, b32,
                    a_hi, a_lo, b_hi, b_lo, dropped, FMT: tl.constexpr, MODE: tl.constexpr,
-                   BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
+                   WIDE: tl.constexpr, BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
     """out[i] from in[i] (integer views of T) and bit i // inner of the packed mask, over n
-    elements; the grid loops over ceil(n / BLOCK) tiles."""
+    elements; the grid loops over ceil(n / BLOCK) tiles.  The unit of element start + k is
+    u0 + (r0 + k) // inner with u0, r0 the tile start's quotient and remainder (one 64-bit
+    division a tile); ``WIDE`` (inner >= BLOCK: a tile meets at most two units) makes that
+    quotient a comparison."""
     offs = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, BLOCK), tl.num_programs(0)):
-        i = tl.cast(tile, tl.int64) * BLOCK + offs
-        valid = i < n
-        unit = i // inner
-        byte = tl.load(mask_ptr + (unit >> 3), mask=valid, other=0).to(tl.int32)
-        keep = ((byte >> (unit & 7).to(tl.int32)) & 1) != 0
-        bits = tl.load(in_ptr + i, mask=valid, other=0)
-        if MODE == 0:
-            out = tl.where(keep, _kept(bits, scale32, scale_hi, scale_lo, FMT, LIMBS16), 0)
-        elif MODE == 1:
-            kept = _alpha(bits, a32, b32, a_hi, a_lo, b_hi, b_lo, FMT, True, LIMBS16)
-            out = tl.where(keep, kept, dropped)
+        start = tl.cast(tile, tl.int64) * BLOCK
+        u0 = start // inner
+        r = (start - u0 * inner).to(tl.int32) + offs
+        if WIDE:
+            q = (r >= inner).to(tl.int64)
         else:
-            kept = _alpha(bits, a32, b32, a_hi, a_lo, b_hi, b_lo, FMT, False, LIMBS16)
-            out = tl.where(keep, kept, 0)
-        tl.store(out_ptr + i, out.to(bits.dtype), mask=valid)
+            q = (r // inner).to(tl.int64)
+        src = in_ptr + start + offs
+        dst = out_ptr + start + offs
+        if start + BLOCK <= n:
+            _apply_tile(dst, src, mask_ptr, u0, q, offs >= 0, scale32, scale_hi, scale_lo, a32,
+                        b32, a_hi, a_lo, b_hi, b_lo, dropped, FMT, MODE, True, LIMBS16)
+        else:
+            _apply_tile(dst, src, mask_ptr, u0, q, start + offs < n, scale32, scale_hi,
+                        scale_lo, a32, b32, a_hi, a_lo, b_hi, b_lo, dropped, FMT, MODE, False,
+                        LIMBS16)
 
 
 # -- the entry point ------------------------------------------------------------------------------
@@ -123,5 +156,5 @@ def apply(out, src, mask, inner, mode, dtype_name, scale=0.0, a=0.0, b=0.0, drop
     launch(channel_kernel, out, cdiv(n, block), out.view(view), src.view(view), mask, n,
            int(inner), scale32, scale_hi, scale_lo, float(a) if fmt != F64 else 0.0,
            float(b) if fmt != F64 else 0.0, a_hi, a_lo, b_hi, b_lo, int(dropped_bits),
-           FMT=fmt, MODE=MODES[mode], BLOCK=block)
+           FMT=fmt, MODE=MODES[mode], WIDE=int(inner) >= block, BLOCK=block)
     return out

@@ -31,7 +31,7 @@ BLOCKS = {"words": 1024, "uniform": 1024, "integers": 1024, "integers_128": 512,
 # overflows at 256); the samplers and the dropout take 64, the tile their compiles were
 # first seen to pass at: each takes 5 to 25 minutes, and larger ones are not yet tried
 # (the samplers use under 70 KiB at 64).  The channel and alpha dropouts' apply kernel
-# (no Philox: a tile is elements) takes 1,024 elements, 156 KiB for float16 alpha.
+# (no Philox: a tile is elements) takes 1,024 elements, at most 105 KiB.
 NPU_BLOCKS = {"words": 256, "uniform": 256, "integers": 256, "integers_128": 128,
               "bernoulli": 256, "bernoulli_packed": 256, "ziggurat": 64, "proposal": 64,
               "box_muller": 128, "dropout": 64, "channel_dropout": 1024}
