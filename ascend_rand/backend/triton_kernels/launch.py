@@ -28,13 +28,15 @@ BLOCKS = {"words": 1024, "uniform": 1024, "integers": 1024, "integers_128": 512,
 # A2/A3 vector core's 192 KiB unified buffer (tools/ascend_compile.py compiles each kernel
 # at its tile and records its use; docs/npu.md).  The Philox kernels take 256 (raw words
 # overflow the buffer at 512), the 128-bit integers and Box-Muller 128 (Box-Muller
-# overflows at 256); the samplers and the dropout take 64, the tile their compiles were
-# first seen to pass at: each takes 5 to 25 minutes, and larger ones are not yet tried
-# (the samplers use under 70 KiB at 64).  The channel and alpha dropouts' apply kernel
+# overflows at 256); the samplers take 64, the tile their compiles were first seen to
+# pass at: each takes 5 to 12 minutes, and larger ones are not yet tried (they use under
+# 70 KiB at 64).  The fused dropout takes 32 mask bytes (256 elements): at 64 bishengir
+# ran 20 to 30 minutes without finishing its forward; at 32 the float32 forward compiles
+# in 2.5 minutes and uses 191.2 KiB, all but 0.8 KiB of the buffer.  The channel and alpha dropouts' apply kernel
 # (no Philox: a tile is elements) takes 1,024 elements, at most 105 KiB.
 NPU_BLOCKS = {"words": 256, "uniform": 256, "integers": 256, "integers_128": 128,
               "bernoulli": 256, "bernoulli_packed": 256, "ziggurat": 64, "proposal": 64,
-              "box_muller": 128, "dropout": 64, "channel_dropout": 1024}
+              "box_muller": 128, "dropout": 32, "channel_dropout": 1024}
 # True: the high word of a 32 x 32 bit product from 16-bit limbs (Ascend A2/A3 have no
 # vector umulhi); False: tl.umulhi.  Read at each launch; both give the same bits.
 MULHI_LIMBS16 = False
