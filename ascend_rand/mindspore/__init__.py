@@ -76,7 +76,7 @@ except ImportError as error:  # the message says what to install
 from .. import _dtypes, _validate
 from ..backend.torch import as_numpy
 from ..distributions import initializers
-from ..generator import Generator
+from ._checks import checked_generator as _checked_generator
 from ..seeding.manual import default_generator
 
 __all__ = [
@@ -87,14 +87,6 @@ __all__ = [
 
 
 # -- what every initialiser shares -----------------------------------------------------------------
-
-def _checked_generator(generator, what):
-    if generator is None or isinstance(generator, Generator):
-        return generator
-    raise TypeError(
-        f"{what}: generator must be an ascend_rand.Generator or None (ascend_rand's default "
-        f"Generator), got {type(generator).__name__}")
-
 
 def _float_dtype_name(arr, what):
     """ascend_rand's name of the dtype of the NumPy array MindSpore hands over."""

@@ -36,6 +36,7 @@ from mindspore import Tensor, nn, ops
 
 from ..distributions.bernoulli import apply_mask, probability
 from ..seeding.manual import default_generator
+from ._checks import checked_generator as _checked_generator
 
 __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "dropout"]
 
@@ -50,17 +51,6 @@ def _checked_x(x, what):
         raise TypeError(f"{what}: x must be a floating tensor of dtype float32, float64, "
                         f"float16 or bfloat16, got {x.dtype}")
     return x
-
-
-def _checked_generator(generator, what):
-    from ..generator import Generator
-
-    if generator is None:
-        return None
-    if not isinstance(generator, Generator):
-        raise TypeError(f"{what}: generator must be an ascend_rand.Generator or None (ascend_rand's "
-                        f"default Generator), got {type(generator).__name__}")
-    return generator
 
 
 def _keep(mask, units, shape, channels):

@@ -60,7 +60,7 @@ from ..engines import Philox
 from ..generator import _give_back
 from . import graph_state, ops
 from ._bridge import float_dtype_name, is_tensor_backend
-from .dropout import (Dropout, _check_generator, _check_mode, _draw_mask, _fused_for,
+from .dropout import (_BITS, Dropout, _check_generator, _check_mode, _draw_mask, _fused_for,
                       _kernel_mode, _regenerate_mask, _reserve_draw, _scale, _scale_into,
                       _unpack_keep_torch, in_layout, mask_bytes, mask_plan)
 
@@ -103,10 +103,6 @@ def _zeros_like(t):
     return torch.zeros((), dtype=t.dtype, device=t.device)
 
 
-_INT_VIEWS = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
-              torch.bfloat16: torch.int16}
-
-
 @torch.compiler.assume_constant_result  # (p and the dtype are constants of a compiled call)
 def dropped_bits(p, dtype_name):
     """The bits (a signed int of T's width) of alpha dropout's dropped value fl_T(b - alpha a),
@@ -121,7 +117,7 @@ def dropped_bits(p, dtype_name):
 
 
 def _dropped(p, t, dtype_name):
-    bits = torch.tensor(dropped_bits(p, dtype_name), dtype=_INT_VIEWS[t.dtype])
+    bits = torch.tensor(dropped_bits(p, dtype_name), dtype=_BITS[t.dtype])
     return bits.view(t.dtype).to(t.device)
 
 
@@ -178,7 +174,7 @@ def _eager(t, keep, p, alpha, dtype_name, grad=False):
 
 def _set_dropped(y, keep, bits):
     """y with every element of a dropped unit set to the value whose bits are ``bits``."""
-    ints = _INT_VIEWS[y.dtype]
+    ints = _BITS[y.dtype]
     units = keep.numel()
     if y.is_contiguous() and units and y.numel():
         rows = y.view(units, -1).view(ints)
@@ -335,6 +331,27 @@ def _draw(generator, units, p, mode, device):
     return mask, ((key, counter, backend, where) if mode == "regenerate" else None)
 
 
+def _warn_rank(what, ndim, spatial, ranks):
+    """torch's warning for an input of a rank its channel dropout does not expect."""
+    warnings.warn(
+        f"{what}: Received a {ndim}-D input to {what}, which is deprecated and will result "
+        "in an error in a future release. To retain the behavior and silence this warning, "
+        f"please use dropout instead. Note that {what} exists to provide channel-wise dropout "
+        f"on inputs with {spatial} spatial dimensions, a channel dimension, and an optional "
+        f"batch dimension (i.e. {ranks[0]}D or {ranks[1]}D inputs).", stacklevel=3)
+
+
+def _batch_of_one(x, batched, p, training, generator, mode, what):
+    """Channel dropout of x, which without a batch dimension (``batched`` false) is one
+    sample, as torch reads it; x itself where nothing is dropped."""
+    xb = x if batched else x.unsqueeze(0)
+    _need_two_dims(xb, what)
+    y = _run(xb, p, training, generator, mode, what, 2, False)
+    if y is xb:
+        return x
+    return y if batched else y.squeeze(0)
+
+
 def _need_two_dims(x, what):
     if x.ndim < 2:
         raise ValueError(f"{what}: feature dropout requires at least 2 dimensions in the input, "
@@ -362,12 +379,7 @@ def dropout1d(x, p=0.5, training=True, generator=None, mode="packed"):
             "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
             "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
             "inputs).")
-    batched = x.ndim == 3
-    xb = x if batched else x.unsqueeze(0)
-    y = _run(xb, p, training, generator, mode, what, 2, False)
-    if y is xb:
-        return x
-    return y if batched else y.squeeze(0)
+    return _batch_of_one(x, x.ndim == 3, p, training, generator, mode, what)
 
 
 def dropout2d(x, p=0.5, training=True, generator=None, mode="packed"):
@@ -385,12 +397,7 @@ def dropout2d(x, p=0.5, training=True, generator=None, mode="packed"):
     what = "dropout2d"
     p, generator, mode = _checked(x, p, training, generator, mode, what)
     if x.ndim not in (3, 4):
-        warnings.warn(
-            f"dropout2d: Received a {x.ndim}-D input to dropout2d, which is deprecated and "
-            "will result in an error in a future release. To retain the behavior and silence "
-            "this warning, please use dropout instead. Note that dropout2d exists to provide "
-            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
-            "and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+        _warn_rank(what, x.ndim, 2, (3, 4))
     if x.ndim == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
@@ -417,19 +424,8 @@ def dropout3d(x, p=0.5, training=True, generator=None, mode="packed"):
     what = "dropout3d"
     p, generator, mode = _checked(x, p, training, generator, mode, what)
     if x.ndim not in (4, 5):
-        warnings.warn(
-            f"dropout3d: Received a {x.ndim}-D input to dropout3d, which is deprecated and "
-            "will result in an error in a future release. To retain the behavior and silence "
-            "this warning, please use dropout instead. Note that dropout3d exists to provide "
-            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, "
-            "and an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
-    batched = x.ndim == 5
-    xb = x if batched else x.unsqueeze(0)
-    _need_two_dims(xb, what)
-    y = _run(xb, p, training, generator, mode, what, 2, False)
-    if y is xb:
-        return x
-    return y if batched else y.squeeze(0)
+        _warn_rank(what, x.ndim, 3, (4, 5))
+    return _batch_of_one(x, x.ndim == 5, p, training, generator, mode, what)
 
 
 def alpha_dropout(x, p=0.5, training=False, generator=None, mode="packed"):

@@ -20,14 +20,12 @@ exactly to float32 and rounded once back by conversions.py's integer roundings
 product and the sum are two roundings, as the spec and the torch path make them.
 """
 
-import struct
-
 import triton
 import triton.language as tl
 
 from .conversions import bits16_to_f32, f64_from_halves, round_f32_to_16_bits
 from .dropout import _FMT, F64, _kept, _scale_args
-from .launch import block_for, cdiv, int32, launch
+from .launch import block_for, cdiv, launch
 from .wordops import INT32_WORDS, word
 
 # Elements per tile (a power of two: tl.arange's rule).
@@ -129,11 +127,6 @@ _VIEWS = {"float32": "int32", "float64": "int64", "float16": "int16", "bfloat16"
 MODES = {"channel": 0, "alpha": 1, "alpha_grad": 2}
 
 
-def _halves(value):
-    bits = struct.unpack("<Q", struct.pack("<d", float(value)))[0]
-    return int32(bits >> 32), int32(bits)
-
-
 def apply(out, src, mask, inner, mode, dtype_name, scale=0.0, a=0.0, b=0.0, dropped_bits=0):
     """``out`` (flat, contiguous, ``src``'s dtype) from ``src`` and the packed ``mask`` (uint8,
     on their device), element i taking bit i // ``inner``; ``mode`` one of ``MODES``.
@@ -149,12 +142,13 @@ def apply(out, src, mask, inner, mode, dtype_name, scale=0.0, a=0.0, b=0.0, drop
         raise TypeError("dropout: float64 needs float64 arithmetic, which Ascend's vector "
                         "units lack (docs/spec.md A.6)")
     view = getattr(torch, _VIEWS[dtype_name])
+    # (each as float32, where the format is not float64, and its float64 bits' halves)
     scale32, scale_hi, scale_lo = _scale_args(scale, fmt)
-    a_hi, a_lo = _halves(a)
-    b_hi, b_lo = _halves(b)
+    a32, a_hi, a_lo = _scale_args(a, fmt)
+    b32, b_hi, b_lo = _scale_args(b, fmt)
     block = block_for("channel_dropout", BLOCK, out.device)
     launch(channel_kernel, out, cdiv(n, block), out.view(view), src.view(view), mask, n,
-           int(inner), scale32, scale_hi, scale_lo, float(a) if fmt != F64 else 0.0,
-           float(b) if fmt != F64 else 0.0, a_hi, a_lo, b_hi, b_lo, int(dropped_bits),
+           int(inner), scale32, scale_hi, scale_lo, a32, b32, a_hi, a_lo, b_hi, b_lo,
+           int(dropped_bits),
            FMT=fmt, MODE=MODES[mode], WIDE=int(inner) >= block, BLOCK=block)
     return out
