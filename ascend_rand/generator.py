@@ -165,7 +165,7 @@ class Generator:
         """
         backend = self._backend
         engine = self._engine
-        output = backend.prepare(plan)
+        output = backend.prepare(plan, engine.hands_out_words)
         key, counter, words = engine.reserve(plan, backend)
         try:
             if words is None:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ascend_rand as ar
-from ascend_rand.backend.torch import as_numpy
+from ascend_rand.backend.torch_arrays import as_numpy
 from simd_levels import run_at_level, supported_levels  # tests/data/simd_levels.py
 
 SETTINGS = settings(max_examples=40, deadline=None,

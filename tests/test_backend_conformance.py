@@ -16,7 +16,7 @@ import ascend_rand
 from ascend_rand import backend as backend_registry
 from ascend_rand import stateless
 from ascend_rand.backend import KERNEL_NAMES, base
-from ascend_rand.backend.torch import as_numpy
+from ascend_rand.backend.torch_arrays import as_numpy
 from ascend_rand.distributions import bernoulli, normal, permutation, uniform
 
 AVAILABLE = [name for name, info in ascend_rand.backends().items() if info["available"]]

@@ -38,7 +38,8 @@ import ascend_rand as ar  # noqa: E402
 from ascend_rand import cli  # noqa: E402
 from ascend_rand.cli import info  # noqa: E402
 from ascend_rand.backend import device_path  # noqa: E402
-from ascend_rand.backend.torch import TorchBackend, as_numpy  # noqa: E402
+from ascend_rand.backend.torch import TorchBackend  # noqa: E402
+from ascend_rand.backend.torch_arrays import as_numpy  # noqa: E402
 from ascend_rand.benchmarks import device as bench_device  # noqa: E402
 from ascend_rand.benchmarks import launches  # noqa: E402
 from ascend_rand.distributions import uniform as duni  # noqa: E402
@@ -172,17 +173,44 @@ def test_a_device_without_a_compiling_triton_takes_the_mirror(monkeypatch):
         device_path.route("cuda", plan)
 
 
-def test_float64_stays_on_the_mirror_on_an_npu():
+def test_float64_stays_on_the_mirror_on_an_npu(monkeypatch):
     """Ascend's vector units have no float64 arithmetic (spec A.6): the mirror draws it."""
     class Table:
         @staticmethod
         def supports(plan):
             return True
 
+    monkeypatch.setattr(device_path, "_triton_table", lambda *args: (None, Table, False))
+    monkeypatch.delenv(ENV, raising=False)
     f64 = duni.plan_uniform(4, "float64", 0.0, 1.0)
     f32 = duni.plan_uniform(4, "float32", 0.0, 1.0)
-    assert not device_path._runs(Table, f64, "npu")
-    assert device_path._runs(Table, f32, "npu") and device_path._runs(Table, f64, "cuda")
+    decision = device_path.decide("npu", f64)
+    assert decision.path == device_path.MIRROR and "float64 on an NPU" in decision.why
+    assert device_path.decide("npu", f32) == (device_path.TRITON, Table, False,
+                                              "the Triton kernels, compiled")
+    assert device_path.decide("cuda", f64).path == device_path.TRITON
+
+
+def test_engine_words_are_the_mirrors_by_the_one_decision(monkeypatch):
+    """An MT19937 Generator's draw reads its engine's words, not a Philox stream: ``decide``
+    sends it to the mirror, with the reason, before anything is reserved (prepare); the
+    backend's run never reroutes."""
+    class Table:
+        @staticmethod
+        def supports(plan):
+            return True
+
+    monkeypatch.setattr(device_path, "_triton_table", lambda *args: (None, Table, False))
+    monkeypatch.delenv(ENV, raising=False)
+    plan = duni.plan_uniform(4, "float32", 0.0, 1.0)
+    decision = device_path.decide("cuda", plan, engine_words=True)
+    assert decision.path == device_path.MIRROR and "MT19937" in decision.why
+    assert device_path.route("cuda", plan, engine_words=False) == (device_path.TRITON, Table)
+    # a run handed engine words on a route to the kernels is refused, not rerouted
+    backend = TorchBackend("cpu")
+    output = backend.prepare(plan)[:3] + ((device_path.TRITON, Table),)
+    with pytest.raises(RuntimeError, match="engine_words=True"):
+        backend.run(plan, 1, (0, 0), np.zeros(4, np.uint32), output)
 
 
 def test_triton_imported_compiled_is_a_clear_error_for_cpu_tensors():

@@ -20,7 +20,8 @@ from ascend_rand.backend import resolve
 import peers
 
 torch = pytest.importorskip("torch")
-from ascend_rand.backend.torch import TorchBackend, as_numpy  # noqa: E402
+from ascend_rand.backend.torch import TorchBackend  # noqa: E402
+from ascend_rand.backend.torch_arrays import as_numpy  # noqa: E402
 from ascend_rand.torch import dropout  # noqa: E402
 
 HUGE = 2**38  # elements: 1 TiB of float32, refused by the allocator at once
@@ -219,7 +220,7 @@ def test_concurrent_failures_and_draws_never_repeat_an_offset(monkeypatch):
 
 def test_a_failed_regenerating_dropout_gives_its_offset_back(monkeypatch):
     g = ar.Generator(2)
-    module = sys.modules["ascend_rand.torch.dropout"]  # (the package's name is the function)
+    module = sys.modules["ascend_rand.torch.dropout_core"]
 
     def fail(*args, **kwargs):
         raise MemoryError("no memory for the mask")

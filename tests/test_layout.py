@@ -142,3 +142,103 @@ def test_the_reader_sees_each_kind_of_import(tmp_path):
     assert sorted(imported(probe, ("distributions", "probe.py"))) == [
         (1, "generator"), (2, "stateless"), (3, "torch"), (4, "cli"), (6, "distributions"),
         (7, "benchmarks")]
+
+
+# -- no circle between modules (issue 32 item 3) -----------------------------------------------
+
+def _module_names():
+    """{dotted module name: path} of every module of the package (and the extension)."""
+    names = {"ascend_rand._native": None}
+    for path, parts in _modules():
+        dotted = ".".join(("ascend_rand",) + tuple(parts[:-1]) + (parts[-1][:-3],))
+        names[dotted.removesuffix(".__init__")] = path
+    return names
+
+
+def module_imports(path, name, names):
+    """The package modules that module ``name`` (at ``path``) imports, lazy imports and
+    ``"ascend_rand.x"`` strings included: ``from a import b`` is an import of module a.b
+    where that is a module, else of a."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+    def module_of(dotted):
+        while dotted and dotted not in names:
+            dotted = dotted.rpartition(".")[0]
+        return dotted or None
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + (node.module.split(".") if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("ascend_rand"):
+                continue
+            found |= {f"{target}.{a.name}" if f"{target}.{a.name}" in names else module_of(target)
+                      for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {module_of(a.name) for a in node.names if a.name.startswith("ascend_rand")}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                node.value.startswith("ascend_rand.") and node.value.replace(".", "").replace(
+                    "_", "").isalnum():
+            found.add(module_of(node.value))
+    return found - {None, name}
+
+
+def import_graph():
+    names = _module_names()
+    return {name: module_imports(path, name, names) if path else set()
+            for name, path in names.items()}
+
+
+def circles(graph):
+    """The strongly connected parts of ``graph`` with more than one module (Tarjan's)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_circle_between_modules():
+    """Operators below the front ends that use them, constants below the code that uses
+    them: no module imports, even lazily, one that imports it back."""
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_check_finds_a_lazy_circle(monkeypatch):
+    # The circle issue 32 found first: the kernels' launcher and the device state, each
+    # importing the other (one of them inside a function).
+    extra = {"launch.py": "\ndef f():\n    from .state import int32_view\n"}
+    read = Path.read_text
+    monkeypatch.setattr(Path, "read_text",
+                        lambda self, *a, **k: read(self, *a, **k) + extra.get(self.name, ""))
+    kernels = "ascend_rand.backend.triton_kernels."
+    assert [kernels + "launch", kernels + "state"] in circles(import_graph())
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []

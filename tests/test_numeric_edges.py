@@ -19,7 +19,7 @@ import pytest
 import ascend_rand as ar
 from ascend_rand import stateless
 from ascend_rand.backend import resolve
-from ascend_rand.backend.torch import as_numpy
+from ascend_rand.backend.torch_arrays import as_numpy
 from ascend_rand.distributions.normal import E_MAX, Z_MAX
 from ascend_rand.distributions.uniform import plan_uniform
 

@@ -19,8 +19,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ascend_rand as ar  # noqa: E402
+from ascend_rand.backend import host_fill_op  # noqa: E402
 from ascend_rand.backend import torch as torch_backend  # noqa: E402
-from ascend_rand.backend.torch import as_numpy  # noqa: E402
+from ascend_rand.backend.torch_arrays import as_numpy  # noqa: E402
 
 import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
 
@@ -135,7 +136,7 @@ def test_results_reach_torch_without_a_copy():
 
 
 def test_the_fill_operator_is_registered_and_checks():
-    torch_backend._register()
+    host_fill_op._register()
     op = torch.ops.ascend_rand.fill_.default
     out = torch.empty(8)
     args = (out, "uniform", '[1, 0, 0, "float32", {"float": "0x0.0p+0"}, {"float": "0x1.0p+0"}, false]', [])

@@ -19,9 +19,9 @@ torch = pytest.importorskip("torch")
 
 import ascend_rand as ar  # noqa: E402
 from ascend_rand.torch import Dropout, dropout  # noqa: E402
-from ascend_rand.torch._bridge import DTYPE_NAMES  # noqa: E402
+from ascend_rand.backend.torch_arrays import dtype_name  # noqa: E402
 
-_dm = importlib.import_module("ascend_rand.torch.dropout")
+_dm = importlib.import_module("ascend_rand.torch.dropout_core")
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 MODES = ["packed", "regenerate"]
@@ -131,7 +131,7 @@ def test_device_and_chunked_paths_equal_apply_mask(dtype, monkeypatch):
     x = special_input((1050,), dtype, seed=9)
     mask = ar.Generator(3).dropout_mask(1050, 0.3)
     expected = ar.apply_mask(to_numpy(x), mask, 0.3)
-    name = DTYPE_NAMES[dtype]
+    name = dtype_name(dtype)
     whole = _dm._apply_whole(x, torch.from_numpy(mask), _dm._scale(0.3, name), name)
     assert_same(to_numpy(whole), expected)
     monkeypatch.setattr(_dm, "_CHUNK", 256)
@@ -432,7 +432,7 @@ def test_on_an_npu_the_torch_npu_operators_apply_our_mask(monkeypatch):
     import types
 
     import ascend_rand as ar
-    apply_npu = importlib.import_module("ascend_rand.torch.dropout")._apply_npu
+    apply_npu = importlib.import_module("ascend_rand.torch.dropout_core")._apply_npu
     calls = []
 
     def do_mask(x, mask, p):
@@ -482,6 +482,6 @@ def test_kept_nans_have_apply_masks_bits(dtype, n):
     want = torch.from_numpy(want.view(f"i{want.dtype.itemsize}").copy())
     y = dropout(x, p, generator=ar.Generator(3))
     assert torch.equal(y.view(_INT[dtype]), want)
-    whole = _dm._apply_whole(x, torch.from_numpy(mask), _dm._scale(p, DTYPE_NAMES[dtype]),
-                             DTYPE_NAMES[dtype])
+    whole = _dm._apply_whole(x, torch.from_numpy(mask), _dm._scale(p, dtype_name(dtype)),
+                             dtype_name(dtype))
     assert torch.equal(whole.view(_INT[dtype]), want)

@@ -31,7 +31,7 @@ from ascend_rand.backend import device_path  # noqa: E402
 import ascend_rand.torch  # noqa: E402
 from ascend_rand.torch import graph_safe, ops  # noqa: E402
 
-_dm = importlib.import_module("ascend_rand.torch.dropout")
+_dm = importlib.import_module("ascend_rand.torch.dropout_core")
 
 SEED = 0xF123456789ABCDEF  # top bit set: the int64 slot holds it as a negative number
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(

@@ -16,7 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ascend_rand as ar  # noqa: E402
-from ascend_rand.backend.torch import as_numpy  # noqa: E402
+from ascend_rand.backend.torch_arrays import as_numpy  # noqa: E402
 
 import peers  # noqa: E402
 

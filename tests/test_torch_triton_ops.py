@@ -44,7 +44,7 @@ import ascend_rand.torch as art  # noqa: E402
 from ascend_rand.backend import device_path  # noqa: E402
 from ascend_rand.torch import ops, triton_ops  # noqa: E402
 
-_dm = importlib.import_module("ascend_rand.torch.dropout")
+_dm = importlib.import_module("ascend_rand.torch.dropout_core")
 
 SEED = 0xF123456789ABCDEF
 needs_interpreter = pytest.mark.skipif(

@@ -47,7 +47,7 @@ import ascend_rand as ar  # noqa: E402
 from ascend_rand.distributions.bernoulli import plan_dropout_mask  # noqa: E402
 from ascend_rand.torch import dropout, Dropout  # noqa: E402
 
-fdropout = sys.modules["ascend_rand.torch.dropout"]
+fdropout = sys.modules["ascend_rand.torch.dropout_core"]
 
 # The interpreter multiplies with NumPy, which warns where a product overflows or meets a
 # NaN: those are the special values under test, not a fault.  TRITON_INTERPRET=1 while each

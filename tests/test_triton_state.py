@@ -358,7 +358,7 @@ def test_refused_generators_and_devices(monkeypatch):
     with pytest.raises(ValueError, match="do not run on 'meta'"):
         graph_safe(ar.Generator(1), "meta")
     monkeypatch.setenv(device_path.ENV, "torch")
-    with pytest.raises(ValueError, match="mirror, which keeps no device state"):
+    with pytest.raises(ValueError, match="forces the torch-operation mirror; the mirror keeps no device state"):
         graph_safe(ar.Generator(1), "cpu")
     monkeypatch.delenv(device_path.ENV)
     with pytest.raises(ValueError, match="only under Triton's interpreter"):

@@ -186,11 +186,13 @@ class Backend:
         """
         raise NotImplementedError
 
-    def prepare(self, plan):
+    def prepare(self, plan, engine_words=False):
         """Everything a run of ``plan`` allocates (its output above all), as the ``output``
         argument of ``run``: a Generator calls it before it reserves the draw's offset,
         so a draw that cannot be allocated reserves nothing (docs/spec.md 2.2).  The
         form is the backend's own; ``run`` calls it itself when given none.
+        ``engine_words``: the draw will read an engine's words (MT19937), which a backend
+        that routes draws needs to know before it decides (the torch backend).
 
         >>> from ascend_rand.backend import resolve
         >>> from ascend_rand.distributions.uniform import plan_integers
@@ -379,7 +381,7 @@ class HostBackend(Backend):
             raise ValueError(f"{what}: out must be C-contiguous (strides {out.strides})")
         return tuple(out.shape)
 
-    def prepare(self, plan):
+    def prepare(self, plan, engine_words=False):
         """(flat, into, tensor, fresh): the flat array the kernel fills; an array to copy
         it into afterwards, or None; the caller's torch tensor, whose write autograd must
         learn of (backend/torch_out.py), or None; and whether ``flat`` is a fresh array

@@ -1,7 +1,9 @@
 """Which kernels fill a torch tensor: the Triton kernels, the torch-operation mirror or the host.
 
-The torch backend (backend/torch.py) asks ``route`` once per draw, before the
-draw reserves its stream (docs/spec.md 2.2: a refused draw takes nothing):
+``decide`` is the one owner of that choice, made before a draw reserves its
+stream (docs/spec.md 2.2: a refused draw takes nothing).  The torch backend
+(backend/torch.py) asks it once per draw, graph-safe mode (``device_state``), the
+fused dropout and ``verify-npu`` ask it too, and ``report`` says what it decides:
 
 - a CUDA or NPU tensor takes the Triton kernels (``triton_kernels/``, one
   launch per draw) when Triton compiles for that device here: ``triton`` on
@@ -27,6 +29,7 @@ sets it for that import), compiled otherwise.  ``report()`` says which path
 each device type takes and why, for ``ar.backends()`` and ``ascend-rand info``.
 """
 
+import collections
 import contextlib
 import importlib
 import importlib.metadata
@@ -251,43 +254,98 @@ def _ask_driver(device_type, why):
 
 # -- the route of one draw -----------------------------------------------------------------------
 
-def _runs(table, plan, device_type):
-    # float64 needs float64 arithmetic, which Ascend's vector units lack (spec A.6): the
-    # kernels refuse it on an NPU and the mirror draws it.
-    return table.supports(plan) and not (device_type == "npu" and plan.dtype == "float64")
+class Decision(collections.namedtuple("Decision", "path table interpreted why")):
+    """The route of a draw (``decide``): ``path`` HOST, TRITON or MIRROR; ``table`` the
+    Triton kernel table (TRITON only, else None); ``interpreted`` whether that table runs
+    under Triton's interpreter; ``why`` the reason for the path, in words."""
 
 
-def route(device_type, plan, cpu_kernels="host"):
-    """(path, kernels): HOST, TRITON (with the kernel table) or MIRROR for ``plan`` on a
-    ``device_type`` tensor; raises before anything is drawn (bad ASCEND_RAND_DEVICE_KERNELS,
-    or forced Triton kernels that cannot run here)."""
-    forced = choice()
-    if forced == "torch":
-        return MIRROR, None
+def _triton_table(device_type, forced, cpu_kernels):
+    """(Decision or None, table, interpreted): the Triton kernels for ``device_type`` where
+    the forced choice and the device allow them, else a Decision for another path."""
     if device_type == "cpu":
-        if forced == "auto":
-            return (HOST if cpu_kernels == "host" else MIRROR), None
+        if forced == "auto" and cpu_kernels == "host":
+            return Decision(HOST, None, False,
+                            f"CPU draws are the host's, which fills the tensor in place (the "
+                            f"Triton kernels run on CPU tensors only under Triton's "
+                            f"interpreter, with {ENV}=triton)"), None, False
         if cpu_kernels != "host":  # TorchBackend(cpu_kernels="torch"): the mirror, by name
-            return MIRROR, None
-        table = kernels(interpret=True)
-        return (TRITON, table) if _runs(table, plan, device_type) else (MIRROR, None)
+            return Decision(MIRROR, None, False, "cpu_kernels='torch' names the torch-operation "
+                            "mirror for CPU tensors"), None, False
+        return None, kernels(interpret=True), True
     if forced == "auto":
-        ok, _ = compiles(device_type)
+        ok, why = compiles(device_type)
         if not ok:
-            return MIRROR, None
-        table = kernels(interpret=False)
-        return (TRITON, table) if _runs(table, plan, device_type) else (MIRROR, None)
+            return Decision(MIRROR, None, False, f"the Triton kernels do not run on "
+                            f"{device_type!r} tensors here: {why}"), None, False
+        return None, kernels(interpret=False), False
     # forced triton on a device: compiled where Triton compiles for it, else the
     # interpreter where the process has the kernels interpreted (slow: for checking)
     if process_mode() == "interpreted":
-        table = kernels(interpret=True)
-    else:
-        ok, why = compiles(device_type)
-        if not ok:
-            raise DeviceKernelsError(f"{ENV}=triton: the Triton kernels cannot run on "
-                                     f"{device_type!r} tensors here: {why}")
-        table = kernels(interpret=False)
-    return (TRITON, table) if _runs(table, plan, device_type) else (MIRROR, None)
+        return None, kernels(interpret=True), True
+    ok, why = compiles(device_type)
+    if not ok:
+        raise DeviceKernelsError(f"{ENV}=triton: the Triton kernels cannot run on "
+                                 f"{device_type!r} tensors here: {why}")
+    return None, kernels(interpret=False), False
+
+
+def decide(device_type, plan=None, cpu_kernels="host", engine_words=False):
+    """The one routing decision of the device path (a ``Decision``), made before a draw
+    reserves anything: the torch backend's draws, graph-safe mode (``device_state``), the
+    fused dropout and ``verify-npu`` all ask it.  ``plan`` the draw (None: which kernels
+    a device would take, whatever the draw); ``cpu_kernels`` the TorchBackend's choice
+    for CPU tensors; ``engine_words`` whether the draw reads an engine's words (MT19937)
+    rather than a Philox stream, which the Triton kernels do not take.  Raises
+    DeviceKernelsError or ValueError (a bad ASCEND_RAND_DEVICE_KERNELS) where a forced
+    path cannot run.
+
+    The rules, in order: ``ASCEND_RAND_DEVICE_KERNELS=torch`` takes the mirror; a CPU
+    tensor is the host's unless the Triton kernels are forced (then Triton's
+    interpreter); a device takes the compiled kernels where Triton compiles for it (else
+    the mirror, or an error where they were forced, unless the process has them
+    interpreted); then the mirror for what the kernels do not run: a kernel not in their
+    table, float64 on an NPU (Ascend's vector units have no float64, spec A.6) and an
+    engine's words.
+    """
+    forced = choice()
+    if forced == "torch":
+        return Decision(MIRROR, None, False, f"{ENV}=torch forces the torch-operation mirror")
+    other, table, interpreted = _triton_table(device_type, forced, cpu_kernels)
+    if other is not None:
+        return other
+    if plan is not None and not table.supports(plan):
+        return Decision(MIRROR, None, False, f"the Triton kernels do not run {plan.kernel!r} draws")
+    if plan is not None and device_type == "npu" and plan.dtype == "float64":
+        return Decision(MIRROR, None, False, "float64 on an NPU: Ascend's vector units have no "
+                        "float64 arithmetic (docs/spec.md A.6)")
+    if engine_words:
+        return Decision(MIRROR, None, False, "the engine hands out words (MT19937), not a "
+                        "Philox stream the kernels can name")
+    where = "Triton's interpreter" if interpreted else "compiled"
+    return Decision(TRITON, table, interpreted, f"the Triton kernels, {where}")
+
+
+def route(device_type, plan, cpu_kernels="host", engine_words=False):
+    """(path, kernels): ``decide``'s path and kernel table for ``plan`` on a
+    ``device_type`` tensor."""
+    decision = decide(device_type, plan, cpu_kernels, engine_words)
+    return decision.path, decision.table
+
+
+def device_state(device_type):
+    """(kernel table, interpreted) for a graph-safe Generator's draws on ``device_type``
+    (``decide``'s Triton kernels); ValueError saying why where the draws there would not
+    take them (the host and the mirror keep no device state)."""
+    if device_type != "cpu" and device_type not in TARGETS:
+        raise ValueError(f"the Triton kernels do not run on {device_type!r} tensors")
+    try:
+        decision = decide(device_type)
+    except DeviceKernelsError as exc:
+        raise ValueError(str(exc)) from None
+    if decision.path != TRITON:
+        raise ValueError(f"{decision.why}; the {decision.path} keeps no device state")
+    return decision.table, decision.interpreted
 
 
 def fill(table, plan, flat, key, counter):
@@ -303,7 +361,7 @@ def fill(table, plan, flat, key, counter):
 # -- the report ----------------------------------------------------------------------------------
 
 def _host_name():
-    from . import resolve
+    from .registry import resolve
     return resolve("auto").description
 
 
@@ -323,7 +381,7 @@ def _cpu_line(forced):
 def _device_present(torch, device_type):
     if device_type == "cuda":
         return torch.cuda.is_available(), "no CUDA device is visible"
-    from .torch import npu_state  # imports torch_npu only where it is installed
+    from .torch_devices import npu_state  # imports torch_npu only where it is installed
     ok, why = npu_state()
     return ok, why
 
@@ -338,7 +396,9 @@ def _device_line(torch, device_type, forced):
         return f"none: {absent}; a device would take {would}"
     ok, why = compiles(device_type, cached=False)
     if ok:
-        return f"triton: {why}; the mirror for draws the kernels do not run"
+        return (f"triton: {why}; the mirror for draws the kernels do not run"
+                f"{' (float64, here)' if device_type == 'npu' else ''} and for an MT19937 "
+                f"Generator's words")
     if forced == "triton":
         if process_mode() == "interpreted":
             return f"triton: Triton's interpreter ({ENV}=triton, TRITON_INTERPRET=1)"

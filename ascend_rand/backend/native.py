@@ -132,10 +132,10 @@ class NativeBackend(HostBackend):
         if plan.native_form is None:
             plan.native_form = native_form(plan)
 
-    def prepare(self, plan):
+    def prepare(self, plan, engine_words=False):
         if plan.native_form is None:  # the one-call draws take the plan from now on
             plan.native_form = native_form(plan)
-        return super().prepare(plan)
+        return super().prepare(plan, engine_words)
 
     def run(self, plan, key, counter, words=None, output=None):
         # Plans of the common kernels go to the kernel in one native call that

@@ -145,7 +145,7 @@ def torch_draw(torch, draw, n, device):
 # -- the launch table ----------------------------------------------------------------------------
 
 def _bits(x):
-    from ..backend.torch import as_numpy
+    from ..backend.torch_arrays import as_numpy
 
     x = as_numpy(x)
     x = np.ascontiguousarray(x).reshape(-1)

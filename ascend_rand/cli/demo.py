@@ -28,7 +28,7 @@ import numpy as np
 from .. import Generator, _console, backends, benchmarks, get_num_threads, set_num_threads, \
     stateless
 from .._console import rich_console
-from ..backend.torch import as_numpy
+from ..backend.torch_arrays import as_numpy
 
 # Random123 kat_vectors, Philox4x32-10 (docs/spec.md section 1): (ctr c0..c3, key k0 k1, out).
 KNOWN_ANSWERS = (

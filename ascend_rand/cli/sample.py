@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .._console import error, progress
-from ..backend.torch import as_numpy
+from ..backend.torch_arrays import as_numpy
 
 # Each distribution's options, in the order of the Generator method's parameters.
 DISTRIBUTIONS = {

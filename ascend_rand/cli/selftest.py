@@ -30,7 +30,7 @@ from .. import Generator, backends
 from . import demo
 from .._console import progress, rich_console
 from ..backend import resolve as resolve_backend
-from ..backend.torch import as_numpy
+from ..backend.torch_arrays import as_numpy
 
 # (method, positional arguments, keyword arguments): drawn with Generator(CASE_SEED)
 # on every backend, each engine; odd sizes end inside a SIMD batch.

@@ -54,8 +54,8 @@ from collections import namedtuple
 import numpy as np
 
 from .. import apply_mask, stateless
-from ..backend.torch import as_numpy
-from ..backend.torch import npu_state as _npu_state  # a name tests stand in for
+from ..backend.torch_arrays import as_numpy
+from ..backend.torch_devices import npu_state as _npu_state  # a name tests stand in for
 
 DEVICE_TYPES = ("npu", "cuda", "cpu")
 # The kernel comparison's stream: key = --seed, and a counter whose low word carries into
@@ -280,7 +280,7 @@ def _row(name, got, want, launched, names):
 
 def _dropout_input(torch, n, name, seed):
     """n values of every sign and size in dtype ``name`` (a CPU tensor)."""
-    from ..backend.torch import torch_dtype
+    from ..backend.torch_arrays import torch_dtype
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(n) * np.exp2(rng.integers(-20, 20, n))
     return torch.from_numpy(x).to(torch_dtype(name))

@@ -77,6 +77,10 @@ class Engine:
     # A plan's kernel -> the kernel this engine's words take instead, where its
     # conversion differs from the stream's (MT19937: numpy's uniforms, spec 6.3).
     conversions = {}
+    # Whether a draw reads this engine's words (``reserve`` hands them out, MT19937) rather
+    # than a Philox stream named by (key, counter): the device path routes such a draw to
+    # the kernels that take words (backend/device_path.py, ``decide``).
+    hands_out_words = False
     # A counter-based engine whose words a backend computes itself: (algorithm, slots),
     # the slots a uint64 buffer in the layout of that algorithm's native code (Philox:
     # engines/philox.py).  None: the engine hands out its words (``reserve``).
@@ -400,3 +404,6 @@ class Engine:
         array([3499211612,  581869302], dtype=uint64)
         """
         raise NotImplementedError
+
+
+numpy_protocol.register(Engine)  # numpy containers built on an engine pickle by it

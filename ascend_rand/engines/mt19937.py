@@ -195,6 +195,7 @@ class MT19937(Engine):
     numpy_name = NUMPY_BIT_GENERATOR
     # The uniform conversions of MT19937 are numpy's (docs/spec.md section 6.3).
     conversions = {"uniform": "mt19937_uniform"}
+    hands_out_words = True
 
     def __init__(self, seed=None, streams=1, backend="auto"):
         super().__init__()

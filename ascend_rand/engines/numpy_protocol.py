@@ -103,9 +103,13 @@ def cffi_interface(capsule, engine):
 
 # -- pickling numpy's containers built on an engine ------------------------------------------
 
+# The engine class (base.Engine), handed over by ``register``: base imports this module,
+# so this one never imports base.
+_ENGINE = []
+
+
 def _is_engine(bit_generator):
-    from .base import Engine  # (base imports this module)
-    return isinstance(bit_generator, Engine)
+    return bool(_ENGINE) and isinstance(bit_generator, _ENGINE[0])
 
 
 def generator_on(engine):
@@ -196,5 +200,12 @@ def _previous(cls):
 _reduce_generator._ascend_rand = _reduce_random_state._ascend_rand = True
 _previous_generator = _previous(np.random.Generator)
 _previous_random_state = _previous(np.random.RandomState)
-copyreg.pickle(np.random.Generator, _reduce_generator)
-copyreg.pickle(np.random.RandomState, _reduce_random_state)
+
+
+def register(engine_class):
+    """Pickle numpy's Generator and RandomState built on an ``engine_class`` instance by
+    their engine (the reducers chain to any registered before them for the rest); called
+    once by engines/base.py with ``Engine``."""
+    _ENGINE[:] = [engine_class]
+    copyreg.pickle(np.random.Generator, _reduce_generator)
+    copyreg.pickle(np.random.RandomState, _reduce_random_state)

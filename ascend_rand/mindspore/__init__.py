@@ -74,7 +74,7 @@ except ImportError as error:  # the message says what to install
         f"(importing it failed: {error})") from error
 
 from .. import _dtypes, _validate
-from ..backend.torch import as_numpy
+from ..backend.torch_arrays import as_numpy
 from ..distributions import initializers
 from ._checks import checked_generator as _checked_generator
 from ..seeding.manual import default_generator

@@ -9,29 +9,23 @@ lives.  The conversions here are the one place NumPy arrays become tensors.
 import numpy as np
 import torch
 
+from ..backend.torch_arrays import FLOATS, dtype_name
 from ..distributions import initializers
 from ..generator import Generator
 from ..seeding.manual import default_generator
 
-# The floating tensor dtypes ascend_rand draws, by its dtype names.
-DTYPE_NAMES = {
-    torch.float32: "float32",
-    torch.float64: "float64",
-    torch.float16: "float16",
-    torch.bfloat16: "bfloat16",
-}
 
 
 def float_dtype_name(tensor, name, what):
     """ascend_rand's name of ``tensor``'s dtype; TypeError for non-tensors and other dtypes."""
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"{what}: {name} must be a torch.Tensor, got {type(tensor).__name__}")
-    dtype_name = DTYPE_NAMES.get(tensor.dtype)
-    if dtype_name is None:
+    found = dtype_name(tensor.dtype)
+    if found not in FLOATS:
         raise TypeError(
             f"{what}: {name} must be a floating tensor of dtype float32, float64, float16 or "
             f"bfloat16, got {tensor.dtype}")
-    return dtype_name
+    return found
 
 
 def generator_or_default(generator, what):
@@ -50,9 +44,10 @@ def generator_or_default(generator, what):
         f"got {type(generator).__name__}")
 
 
-def is_tensor_backend(name):
-    """Whether a Generator on backend ``name`` returns torch tensors ("torch", "npu")."""
-    return name not in ("native", "numpy")
+def is_tensor_backend(generator):
+    """Whether ``generator``'s backend returns torch tensors ("torch", "npu"): one that is
+    not a host backend (``Backend.host``: NumPy arrays), as the backend says itself."""
+    return not generator._backend.host
 
 
 def host_tensor(values):

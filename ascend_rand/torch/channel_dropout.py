@@ -60,9 +60,10 @@ from ..engines import Philox
 from ..generator import _give_back
 from . import graph_state, ops
 from ._bridge import float_dtype_name, is_tensor_backend
-from .dropout import (_BITS, Dropout, _check_generator, _check_mode, _draw_mask, _fused_for,
-                      _kernel_mode, _regenerate_mask, _reserve_draw, _scale, _scale_into,
-                      _unpack_keep_torch, in_layout, mask_bytes, mask_plan)
+from .dropout import Dropout, _check_generator, _check_mode
+from .dropout_core import (_BITS, _draw_mask, _fused_for, _kernel_mode, _regenerate_mask,
+                           _reserve_draw, _scale, _scale_into, _unpack_keep_torch, in_layout,
+                           mask_bytes, mask_plan)
 
 __all__ = ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
            "alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
@@ -157,7 +158,7 @@ def _eager(t, keep, p, alpha, dtype_name, grad=False):
         else:
             torch.mul(t, keep.to(t.dtype) * scale, out=y)
         if not math.isfinite(y.sum().item()):
-            from .dropout import _quiet_nans
+            from .dropout_core import _quiet_nans
             y = _quiet_nans(y, t)
         return _set_dropped(y, keep, 0)
     a, b, _ = alpha_constants(p)
@@ -321,7 +322,7 @@ def _draw(generator, units, p, mode, device):
     if not isinstance(generator.engine, Philox):
         return _draw_mask(generator, units, p, device), None  # MT19937: packed mode only
     backend = generator.backend
-    where = generator.device if is_tensor_backend(backend) else None
+    where = generator.device if is_tensor_backend(generator) else None
     key, counter = _reserve_draw(generator, units, p)
     try:
         mask = _regenerate_mask(key, counter, units, p, device, backend, where)

@@ -161,32 +161,14 @@ def _as_int64(words):
 
 
 def _kernels_for(device):
-    """(the kernel table, interpreted) for graph-safe draws on ``device``; ValueError where
-    the Triton kernels do not run there (the mirror and the host keep no device state)."""
+    """(the kernel table, interpreted) for graph-safe draws on ``device``: the device path's
+    own decision (``device_path.device_state``); ValueError where the Triton kernels do not
+    run there (the mirror and the host keep no device state)."""
     from ..backend import device_path
 
-    kind = device.type
     try:
-        forced = device_path.choice()
-        if forced == "torch":
-            raise ValueError(f"{device_path.ENV}=torch forces the torch-operation mirror, "
-                             f"which keeps no device state")
-        if kind == "cpu":
-            if forced != "triton":
-                raise ValueError(
-                    f"the Triton kernels run on CPU tensors only under Triton's interpreter, "
-                    f"with {device_path.ENV}=triton (CPU draws are the host's otherwise, "
-                    f"and need no device state)")
-            return device_path.kernels(interpret=True), True
-        if kind not in device_path.TARGETS:
-            raise ValueError(f"the Triton kernels do not run on {kind!r} tensors")
-        if forced == "triton" and device_path.process_mode() == "interpreted":
-            return device_path.kernels(interpret=True), True
-        ok, why = device_path.compiles(kind)
-        if not ok:
-            raise ValueError(f"the Triton kernels do not run on {kind!r} tensors here: {why}")
-        return device_path.kernels(interpret=False), False
-    except (ValueError, device_path.DeviceKernelsError) as exc:
+        return device_path.device_state(device.type)
+    except ValueError as exc:
         raise ValueError(f"graph_safe: no device state on {device}: {exc}") from None
 
 

@@ -44,7 +44,7 @@ from ..distributions import initializers
 from ..distributions.normal import plan_normal, plan_truncated_normal
 from ..distributions.permutation import plan_choice
 from ..distributions.uniform import plan_uniform
-from . import graph_state, ops
+from . import graph_state, op_calls, ops
 from ._bridge import float_dtype_name, from_float64, generator_or_default, host_tensor
 
 __all__ = [
@@ -334,3 +334,6 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         at = torch.stack(picked, dim=1).to(device=values.device, dtype=torch.int64)
         values.scatter_(0, at, 0.0)
     return _fill_(tensor, values)
+
+
+op_calls.register_initialisers({name: globals()[name] for name in op_calls.INITS})

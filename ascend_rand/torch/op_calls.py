@@ -7,7 +7,7 @@ they travel together).  ``checked(call, size)`` reads it once (cached) and check
 all of it the way the Generator checks the same call, on every path into a draw
 alike (docs/spec.md 2.2: a refused call reserves nothing):
 
-- the device: ``backend.torch.usable_device``, the check a Generator made for that
+- the device: ``backend.torch_devices.usable_device``, the check a Generator made for that
   device makes (a ValueError naming it; "meta" is a device that holds no values:
   a draw there moves the Generator on and allocates nothing, docs/spec.md 2.4);
 - the arguments: ``generator.plan_of``, the Generator method itself run up to its
@@ -24,18 +24,13 @@ import threading
 import numpy as np
 import torch
 
-from ..backend.torch import torch_device, usable_device
+from ..backend.torch_arrays import NAMES, dtype_name, torch_dtype
+from ..backend.torch_devices import torch_device, usable_device
 from ..generator import Generator, plan_of
 from ._bridge import host_tensor
 
 # -- the text of a draw ---------------------------------------------------------------------------
 
-_TORCH_TO_NAME = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
-                  torch.bfloat16: "bfloat16", torch.int8: "int8", torch.int16: "int16",
-                  torch.int32: "int32", torch.int64: "int64", torch.uint8: "uint8",
-                  torch.uint16: "uint16", torch.uint32: "uint32", torch.uint64: "uint64",
-                  torch.bool: "bool"}
-_NAME_TO_TORCH = {v: k for k, v in _TORCH_TO_NAME.items()}
 # The Generator methods whose result is (size, dtype) exactly, with their dtype argument.
 METHODS = ("raw", "random", "uniform", "integers", "normal", "standard_normal",
            "truncated_normal")
@@ -71,11 +66,11 @@ def call_text(name, dtype, device="cpu", **params):
     >>> call_text("uniform", torch.float32, low=-1.0, high=0.5)
     'uniform dtype=s:float32 device=d:cpu low=f:-0x1.0000000000000p+0 high=f:0x1.0000000000000p-1'
     """
-    dtype_name = _TORCH_TO_NAME.get(dtype) if isinstance(dtype, torch.dtype) else None
-    if dtype_name is None:
+    name_of = dtype_name(dtype) if isinstance(dtype, torch.dtype) else None
+    if name_of is None:
         raise TypeError(f"ascend_rand.torch.ops: dtype must be a torch dtype of "
-                        f"{', '.join(map(str, _TORCH_TO_NAME))}, got {dtype!r}")
-    return " ".join([name, f"dtype=s:{dtype_name}", f"device=d:{device}"]
+                        f"{', '.join(str(torch_dtype(n)) for n in NAMES)}, got {dtype!r}")
+    return " ".join([name, f"dtype=s:{name_of}", f"device=d:{device}"]
                     + [f"{k}={_encode(v)}" for k, v in params.items()])
 
 
@@ -108,7 +103,7 @@ class Call:
                              f"draws {', '.join(sorted(CALLS))}")
         try:
             params = {k: _decode(v) for k, _, v in (item.partition("=") for item in items)}
-            dtype = _NAME_TO_TORCH[params.pop("dtype")]
+            dtype = torch_dtype(params.pop("dtype"))
             device = params.pop("device")
         except (ValueError, KeyError, RuntimeError) as exc:
             raise ValueError(f"{what}: a call is 'name dtype=s:<dtype> device=d:<device> "
@@ -145,7 +140,7 @@ def _plan_args(parsed, size):
     """(args, kwargs) of the Generator method a draw ``parsed`` of ``size`` calls."""
     name, params = parsed.name, dict(parsed.params)
     if name in METHODS:
-        return (), dict(params, size=size, dtype=_TORCH_TO_NAME[parsed.dtype])
+        return (), dict(params, size=size, dtype=dtype_name(parsed.dtype))
     if name == "bernoulli":  # (its own size travels as n where it is not the result's)
         params["size"] = params.pop("n", size)
         return (), params
@@ -161,10 +156,10 @@ def checked_plan(parsed, size, call=None):
     args, kwargs = _plan_args(parsed, size)
     plan = plan_of(parsed.name, *args, **kwargs)
     shape = tuple(plan.shape)
-    if shape != size or plan.dtype != _TORCH_TO_NAME[parsed.dtype]:
+    if shape != size or plan.dtype != dtype_name(parsed.dtype):
         raise ValueError(
             f"ascend_rand::draw: {call or parsed.name!r} gives {plan.dtype} of shape {shape}, "
-            f"not the {_TORCH_TO_NAME[parsed.dtype]} of shape {size} asked for")
+            f"not the {dtype_name(parsed.dtype)} of shape {size} asked for")
     return plan
 
 
@@ -190,8 +185,7 @@ class CheckedDraw:
         self._values = lambda generator: _as_tensor(method(generator, *args, **kwargs))
 
     def _initialiser(self, parsed, size):
-        from . import init
-        fill, params, dtype = getattr(init, parsed.name[5:]), parsed.params, parsed.dtype
+        fill, params, dtype = _INITIALISERS[parsed.name[5:]], parsed.params, parsed.dtype
         meta = self.device.type == "meta"
 
         def run(generator):
@@ -212,6 +206,36 @@ class CheckedDraw:
                 return torch.empty(self.size, dtype=self.parsed.dtype, device="meta")
             return self._values(generator)
         return self._values(generator).to(self.device)
+
+
+def _device_plan(parsed, size):
+    """The plan of a draw from a device state, checked as the Generator checks the same
+    call; ValueError for a draw not made so."""
+    if parsed.name not in DEVICE_STATE_DRAWS:
+        raise ValueError(f"ascend_rand::draw: {parsed.name!r} draws are not made from a "
+                         f"device state; in graph-safe mode the operator draws "
+                         f"{', '.join(DEVICE_STATE_DRAWS)}")
+    return checked_plan(parsed, size)
+
+
+# The draws a device state makes: the Generator methods of one (size, dtype) result, and the
+# packed dropout mask (the channel and alpha dropouts' draw, torch/channel_dropout.py).
+DEVICE_STATE_DRAWS = METHODS + ("dropout_mask",)
+
+
+# The initialisers a call "init.NAME" runs: ascend_rand.torch.init's functions, handed over
+# by that module when it is imported (``register_initialisers``; ascend_rand.torch imports
+# it), so that the operators below it never import it.
+_INITIALISERS = {}
+
+
+def register_initialisers(functions):
+    """Make ``functions`` ({name in INITS: function}) the initialisers of "init.NAME"
+    calls; ValueError for a name INITS does not hold."""
+    unknown = sorted(set(functions) - set(INITS))
+    if unknown:
+        raise ValueError(f"register_initialisers: {unknown} are not in INITS")
+    _INITIALISERS.update(functions)
 
 
 _CHECKED = {}

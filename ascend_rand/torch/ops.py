@@ -65,11 +65,13 @@ import torch
 from torch._higher_order_ops.effects import _EffectType, _register_effectful_op
 from torch._library import autograd as _autograd
 
+from ..distributions.bernoulli import probability
 from ..generator import Generator, _give_back
 from . import graph_state, triton_ops  # noqa: F401  (triton_ops: its operators defined)
-from ._bridge import generator_or_default
-from .op_calls import (CALLS, INITS, METHODS, _TORCH_TO_NAME, Call, _as_tensor,  # noqa: F401
-                       call_text, checked, checked_plan, parse_call)
+from . import dropout_core as D
+from ._bridge import float_dtype_name, generator_or_default
+from .op_calls import (CALLS, DEVICE_STATE_DRAWS, INITS, METHODS, Call,  # noqa: F401
+                       _as_tensor, _device_plan, call_text, checked, checked_plan, parse_call)
 from .op_state import (_ENGINES, STATE_SLOTS, _as_int64, _check_state,  # noqa: F401
                        _engine_of, _host_generator, _live_engine, _stream_of, _write_back,
                        prepare, state_for, state_tensor)
@@ -125,21 +127,6 @@ def _kernel_mode(interpreted):
     return device_path.interpreting() if interpreted else contextlib.nullcontext()
 
 
-def _device_plan(parsed, size):
-    """The plan of a draw from a device state, checked as the Generator checks the same
-    call; ValueError for a draw not made so."""
-    if parsed.name not in DEVICE_STATE_DRAWS:
-        raise ValueError(f"ascend_rand::draw: {parsed.name!r} draws are not made from a "
-                         f"device state; in graph-safe mode the operator draws "
-                         f"{', '.join(DEVICE_STATE_DRAWS)}")
-    return checked_plan(parsed, size)
-
-
-# The draws a device state makes: the Generator methods of one (size, dtype) result, and the
-# packed dropout mask (the channel and alpha dropouts' draw, torch/channel_dropout.py).
-DEVICE_STATE_DRAWS = METHODS + ("dropout_mask",)
-
-
 def _draw_from_device_state(state, parsed, size, call=None):
     """A draw from a device state (graph-safe mode): the Triton kernels' state form, the
     draw reading (seed, offset) on the device and a second launch advancing it; compiled
@@ -172,22 +159,11 @@ def _draw_fake(state, call, size):
 
 # -- dropout --------------------------------------------------------------------------------------
 
-_DROPOUT = []
-
-
-def _dropout_module():
-    # (the package's name ``dropout`` is the function: ascend_rand/torch/__init__.py)
-    if not _DROPOUT:
-        _DROPOUT.append(importlib.import_module("ascend_rand.torch.dropout"))
-    return _DROPOUT[0]
-
-
 def _dropout_args(x, state, p, what):
     """x's dtype name and p, checked as ``ascend_rand.torch.dropout`` checks them, with its
     messages (the front end's checks under torch.compile are these)."""
-    D = _dropout_module()
-    dtype_name = D.float_dtype_name(x, "x", "dropout")
-    p = D.probability(p, "p", "dropout")
+    dtype_name = float_dtype_name(x, "x", "dropout")
+    p = probability(p, "p", "dropout")
     _check_state(state, what)
     return dtype_name, p
 
@@ -198,7 +174,6 @@ def _drawn_at(key, counter):
 
 def _dropout_on_engine(x, engine, scratch, state, p, keep_mask, dtype_name):
     """One mask draw reserved from ``engine`` and applied to x (a meta x: reserved only)."""
-    D = _dropout_module()
     plan = D.mask_plan(x.numel(), p)
     key, counter, _ = engine.reserve(plan, None)
     if x.is_meta:  # the Generator moves on as the draw would, nothing drawn (docs/spec.md 2.4)
@@ -285,11 +260,10 @@ def _dropout_fake(x, state, p, keep_mask):
 
 
 def _backward_impl(grad, mask, p):
-    D = _dropout_module()
     if not grad.is_cpu and p != 1.0:
         # fused where the eager backward would run fused (D._fused_for: the device path's
         # rule, float64 on an NPU excepted); compiled kernels through the triton_op
-        D.float_dtype_name(grad, "grad", "dropout backward")
+        float_dtype_name(grad, "grad", "dropout backward")
         D._check_mask(mask, grad.numel(), grad, "dropout backward")
         fused = D._fused_for(grad, D.mask_plan(grad.numel(), p))
         if fused is not None and not _launch().interpreting(fused.dropout_kernel):
@@ -327,7 +301,7 @@ def _regenerate_backward_impl(grad, drawn_at, p):
         with _kernel_mode(interpreted):
             return fused.backward_regenerate_at(grad, drawn_at, p)
     key, counter = _stream_of(drawn_at)
-    return _dropout_module().backward_regenerate(grad, key, counter, p)
+    return D.backward_regenerate(grad, key, counter, p)
 
 
 def _backward_fake(grad, saved, p):

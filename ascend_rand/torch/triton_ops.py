@@ -44,7 +44,7 @@ from typing import Sequence
 
 import torch
 
-from . import graph_state
+from . import graph_state, op_calls
 
 NAMESPACE = "ascend_rand"
 _DROPOUT_MODULE = "ascend_rand.backend.triton_kernels.dropout"
@@ -77,11 +77,9 @@ def _launching(launch, interpreted):
 def triton_fill_from_state(state: torch.Tensor, call: str, size: Sequence[int]) -> torch.Tensor:
     """One draw ``call`` of ``size`` from the device state ``state`` (on the state's
     device), then the state's offset moved on by one."""
-    from . import ops
-
-    parsed = ops.parse_call(call)
+    parsed = op_calls.parse_call(call)
     size = tuple(size)
-    plan = ops._device_plan(parsed, size)
+    plan = op_calls._device_plan(parsed, size)
     table, _, launch, interpreted = kernels(state.device)
     out = torch.empty(size, dtype=parsed.dtype, device=state.device)
     with _launching(launch, interpreted):

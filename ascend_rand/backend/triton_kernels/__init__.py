@@ -28,8 +28,9 @@ Its modules, device code first:
   (spec 5.2's retry region), ``ziggurat.py`` and ``truncated.py`` (the
   samplers, per element);
 - host code: ``launch.py`` (grid, tiles, arguments, the launch count),
-  ``state.py`` (a graph-safe Generator's device state and its advance
-  kernel), ``interpreter.py`` (running under Triton's interpreter) and
+  ``word_forms.py`` (the word forms' constants, below the launcher and the
+  device functions), ``state.py`` (a graph-safe Generator's device state,
+  a draw's stream arguments and the state's advance kernel), ``interpreter.py`` (running under Triton's interpreter) and
   ``ascend_record.py`` (which kernels compile for which Ascend target,
   tools/ascend_compile.py's record).
 

@@ -48,6 +48,7 @@ import triton.language as tl
 from ...fallback import bernoulli as _fb_bernoulli
 from ...fallback import conversions as _fb_conversions
 from ...fallback.bernoulli import mask_bytes  # the packed mask's length (spec 4.5)
+from ..torch_arrays import FLOATS, dtype_name
 from .conversions import bernoulli_bit_below, bits16_to_f32, f64_from_halves, round_f32_to_16_bits
 from .launch import block_for, cdiv, int32, launch, stream_args
 from .philox import blocks
@@ -190,8 +191,7 @@ def _views(out, src, what):
     for a tensor it does not take."""
     import torch
 
-    fmt = _FMT.get({torch.float32: "float32", torch.float64: "float64",
-                    torch.float16: "float16", torch.bfloat16: "bfloat16"}.get(out.dtype))
+    fmt = _FMT.get(dtype_name(out.dtype))
     if fmt is None:
         raise TypeError(f"{what}: out has dtype {out.dtype}; dropout takes float32, float64, "
                         f"float16 or bfloat16")
@@ -294,10 +294,9 @@ def backward_regenerate(out, grad, key, ctr_lo, ctr_hi, threshold, scale):
 def _dtype_name(dtype):
     import torch
 
-    names = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
-             torch.bfloat16: "bfloat16"}
-    name = dtype if dtype in names.values() else names.get(dtype)
-    if name is None:
+    name = dtype if dtype in FLOATS else dtype_name(dtype) if isinstance(dtype, torch.dtype) \
+        else None
+    if name not in FLOATS:
         raise TypeError(f"dropout: dtype {dtype!r} is not float32, float64, float16 or bfloat16")
     return name
 
@@ -378,7 +377,7 @@ def forward_from_state(x, state, p, keep_mask=True, out=None):
     drawn_at = torch.empty(2, dtype=torch.int64, device=x.device)
     from . import state as _state
 
-    words = _state_words(_state.words(state, x.device), drawn_at)
+    words = _state_words(_state.int32_view(state, x.device), drawn_at)
     _run(y, flat, mask, None, t, scale, True, keep_mask, what, words)
     _state.advance(state)
     return y.view(x.shape), mask, drawn_at

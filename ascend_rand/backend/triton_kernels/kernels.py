@@ -26,8 +26,10 @@ import numpy as np
 import torch
 
 from ...fallback.bernoulli import mask_bytes  # the packed mask's length (spec 4.5)
+from ..torch_arrays import FLOATS, torch_dtype
 from . import interpreter, state as _state
-from .launch import BLOCKS, block_for, cdiv, draw_source, int32, launch
+from .launch import BLOCKS, block_for, cdiv, int32, launch
+from .state import draw_source
 from .bernoulli import bernoulli_kernel, bernoulli_packed_kernel
 from .integers import integers_128_kernel, integers_64_kernel
 from .normal_draws import normal, truncated_normal
@@ -43,8 +45,6 @@ _ALL_ONES_THRESHOLD = 1 << 32
 _INT_WIDTH = {torch.int8: 8, torch.uint8: 8, torch.int16: 16, torch.uint16: 16,
               torch.int32: 32, torch.uint32: 32, torch.int64: 64, torch.uint64: 64}
 _VIEW = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int32}
-_FLOAT = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
-          "bfloat16": torch.bfloat16}
 
 
 def _check_out(out, what, dtypes):
@@ -89,9 +89,9 @@ def raw(out, key, ctr_lo, ctr_hi, words=None, *, state=None):
 def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None, *, state=None):
     """[0, 1) values, or fl(fl(x * span) + low) in the output format when ``scaled``;
     ``low`` and ``span`` are already values of the format (distributions/uniform.py)."""
-    want = _FLOAT.get(fmt)
-    if want is None:
-        raise ValueError(f"uniform: unknown format {fmt!r}; expected one of {tuple(_FLOAT)}")
+    if fmt not in FLOATS:
+        raise ValueError(f"uniform: unknown format {fmt!r}; expected one of {FLOATS}")
+    want = torch_dtype(fmt)
     _check_out(out, "uniform", (want,))
     _philox_only(words, "uniform")
     stream = draw_source(key, ctr_lo, ctr_hi, state, out)
@@ -242,7 +242,7 @@ def fill_from_state(plan, out, state):
     2.4), nothing read back to the host, so the pair can be captured in a graph.  Checked
     before the first launch; a launch that fails leaves the offset where it was."""
     flat = _flat_for(plan, out)
-    _state.words(state, flat.device)
+    _state.int32_view(state, flat.device)
     if plan.count:
         _TABLE[plan.kernel](flat, 0, 0, 0, *plan.params, state=state)
     _state.advance(state)

@@ -20,6 +20,8 @@ import contextlib
 import contextvars
 import os
 
+from .word_forms import INT32_WORDS, WORD_FORMS, WORDS_ENV  # noqa: F401  (launch.WORDS_ENV: tests)
+
 # Philox blocks per tile, by kernel (powers of two: tl.arange's rule).
 BLOCKS = {"words": 1024, "uniform": 1024, "integers": 1024, "integers_128": 512,
           "bernoulli": 1024, "bernoulli_packed": 512}
@@ -40,14 +42,6 @@ NPU_BLOCKS = {"words": 256, "uniform": 256, "integers": 256, "integers_128": 128
 # True: the high word of a 32 x 32 bit product from 16-bit limbs (Ascend A2/A3 have no
 # vector umulhi); False: tl.umulhi.  Read at each launch; both give the same bits.
 MULHI_LIMBS16 = False
-# The LIMBS16 value of the int32 word form (wordops.py): words held as int32 bit patterns,
-# no uint32 tensor anywhere, the 16-bit-limb product.  triton-ascend (Atlas A2/A3) has no
-# uint32 load, store, add, mul, cast or shift, and umulhi and >> for signed types only
-# (its op tables, docs/npu.md), so NPU launches take it; ASCEND_RAND_TRITON_WORDS forces
-# either form anywhere (the tests run the int32 form under the interpreter).
-INT32_WORDS = 2
-WORDS_ENV = "ASCEND_RAND_TRITON_WORDS"
-WORD_FORMS = ("int32", "uint32")
 # Programs per streaming multiprocessor on CUDA (each program a few warps).
 CUDA_PROGRAMS_PER_SM = 4
 # The most programs a grid may have: triton-ascend's limit (65,535), kept on every device
@@ -92,23 +86,6 @@ def stream_args(key, ctr_lo, ctr_hi):
             raise ValueError(f"triton kernels: {name} must be in [0, 2**64), got {value}")
     return (int32(key), int32(key >> 32), int32(ctr_lo), int32(ctr_lo >> 32),
             int32(ctr_hi), int32(ctr_hi >> 32))
-
-
-def draw_source(key, ctr_lo, ctr_hi, state, out):
-    """The six stream arguments (key_lo, key_hi, c0 .. c3) of one draw.
-
-    ``state`` None: the scalar form, ``stream_args(key, ctr_lo, ctr_hi)`` (the
-    launch the kernels always had).  Otherwise the state form: ``key_lo`` is the
-    int32 view of the device state tensor ``state`` (state.py, checked to be on
-    ``out``'s device), from which the kernel reads the seed and offset; the
-    counter's low half is ``ctr_lo`` (a Generator draw's 0); ``key`` and
-    ``ctr_hi`` are not used.
-    """
-    if state is None:
-        return stream_args(key, ctr_lo, ctr_hi)
-    from .state import words
-
-    return (words(state, out.device),) + stream_args(0, ctr_lo, 0)[1:]
 
 
 def _core_count(device):

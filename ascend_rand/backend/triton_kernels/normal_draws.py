@@ -20,7 +20,9 @@ import torch
 
 from ...fallback import ziggurat_tables as _zt
 from ...fallback.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
-from .launch import block_for, cdiv, draw_source, int32, launch, programs
+from ..torch_arrays import FLOATS, torch_dtype
+from .launch import block_for, cdiv, int32, launch, programs
+from .state import draw_source
 from .pending import ring_size, scratch_words
 from .normal import box_muller_f64_kernel, box_muller_kernel, ziggurat_f64_kernel
 from .rejection import proposal_kernel, ziggurat_kernel
@@ -34,8 +36,6 @@ from .truncated import proposal_f64_kernel
 BLOCKS = {"ziggurat": 256, "ziggurat_f64": 128, "box_muller": 512, "box_muller_f64": 256,
           "proposal": 256, "proposal_f64": 128}
 METHODS = ("ziggurat", "box_muller")
-_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-           "float64": torch.float64}
 _TABLES = {}
 
 
@@ -65,9 +65,9 @@ def f64_halves(value):
 
 
 def _check(out, what, fmt, words):
-    want = _DTYPES.get(fmt)
-    if want is None:
-        raise ValueError(f"{what}: unknown format {fmt!r}; expected one of {tuple(_DTYPES)}")
+    if fmt not in FLOATS:
+        raise ValueError(f"{what}: unknown format {fmt!r}; expected one of {FLOATS}")
+    want = torch_dtype(fmt)
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"{what}: out must be a torch.Tensor, got {type(out).__name__}")
     if out.dtype != want:

@@ -33,7 +33,7 @@ from ...fallback.constants import (
     PHILOX_EXHAUSTED as EXHAUSTED, PHILOX_FLAGS as FLAGS, PHILOX_OFFSET as OFFSET,
     PHILOX_SEED as SEED, PHILOX_SLOTS as SLOTS,
 )
-from .launch import launch
+from .launch import launch, stream_args
 from .wordops import INT32_WORDS, to_word, word
 
 # The int64 slots of the state are the engine's (csrc/constants.toml); slot s is the
@@ -72,7 +72,7 @@ def advance_kernel(state_ptr, LIMBS16: tl.constexpr):
     tl.store(state_ptr + WORD_PAST_END, tl.where(exhausted, grown, past).to(tl.int32, bitcast=True))
 
 
-def words(state, device=None):
+def int32_view(state, device=None):
     """The int32 view the kernels read of the state tensor ``state``; TypeError/ValueError
     for anything but a contiguous int64 tensor of 8 elements (on ``device`` when given)."""
     import torch
@@ -90,5 +90,20 @@ def words(state, device=None):
 
 def advance(state):
     """Launch ``advance_kernel`` once on ``state`` (checked): the draw's second launch."""
-    view = words(state)
+    view = int32_view(state)
     launch(advance_kernel, view, 1, view)
+
+
+def draw_source(key, ctr_lo, ctr_hi, state, out):
+    """The six stream arguments (key_lo, key_hi, c0 .. c3) of one draw.
+
+    ``state`` None: the scalar form, ``stream_args(key, ctr_lo, ctr_hi)`` (the
+    launch the kernels always had).  Otherwise the state form: ``key_lo`` is the
+    int32 view of the device state tensor ``state`` (state.py, checked to be on
+    ``out``'s device), from which the kernel reads the seed and offset; the
+    counter's low half is ``ctr_lo`` (a Generator draw's 0); ``key`` and
+    ``ctr_hi`` are not used.
+    """
+    if state is None:
+        return stream_args(key, ctr_lo, ctr_hi)
+    return (int32_view(state, out.device),) + stream_args(0, ctr_lo, 0)[1:]

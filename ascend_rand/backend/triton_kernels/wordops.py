@@ -26,10 +26,10 @@ existing ``LIMBS16`` constexpr so that every kernel keeps its signature.
 import triton
 import triton.language as tl
 
-from . import launch as _launch
+from . import word_forms
 
 # The LIMBS16 value of the int32 word form (launch.word_form passes it).
-INT32_WORDS = tl.constexpr(_launch.INT32_WORDS)
+INT32_WORDS = tl.constexpr(word_forms.INT32_WORDS)
 SIGN_BIT = tl.constexpr(-0x80000000)  # 0x80000000 as an int32
 TWO_32_F = tl.constexpr(4294967296.0)
 
