@@ -22,7 +22,7 @@ checkpoint of the model, the optimizer, its SeedManager's streams and its
 sampler's position, and a later invocation resumes it in fresh processes
 (``--resume DIR``).  Straight through, stopped and resumed, or with another
 number of DataLoader workers, the per-step losses, the dropout masks and the
-final weights are the same bits (tests/test_ddp_example.py checks it).
+final weights are the same bits (tests/seeding/test_ddp_example.py checks it).
 
 This script is its own launcher: it starts the two ranks as subprocesses of
 itself (rendezvous through a file store in a fresh temporary folder, so no

@@ -40,7 +40,7 @@ import numpy as np
 # device: 2**22, which amortises the ~150 operations of a chunk, each a kernel launch
 # on an accelerator; on CPU tensors it is as fast as any smaller chunk (measured, 10**6
 # and 2**23 words), and there the launch counts are a device's (benchmarks/launches.py).
-# Results never depend on it (tests/test_torch_kernels_words.py draws across chunk
+# Results never depend on it (tests/device/test_torch_kernels_words.py draws across chunk
 # boundaries).
 HOST_CHUNK_WORDS = 1 << 16
 DEVICE_CHUNK_WORDS = 1 << 22

@@ -15,7 +15,7 @@ Constants are Python floats holding exact float32 values (``_h``; float64 in the
 kernels, ``_d``): a Python scalar combines with a float32 array in float32 on both
 libraries (arrays.py), and an exact value reads the same whatever precision a library
 takes it in.  The bit-pattern constants keep the NumPy integer types the generator and
-tests/test_detmath.py read; the kernels use them as Python ints.  They are public: the
+tests/distributions/test_detmath.py read; the kernels use them as Python ints.  They are public: the
 Triton kernels (``backend/triton_kernels/detmath.py``) read them by these names.
 
 Integer work never overflows: float32 bits are int32, float64 bits int64; the C++'s
@@ -23,7 +23,7 @@ uint32 sum in ``log_f32`` is an int32 sum (see there), a sign flip XORs the sign
 written as ``(q & 2) * -2**30`` (``-2**62``), no shift reaches the sign bit.  The canonical
 NaN and the infinities are built from their bit patterns (``_special``).
 
-Domains (accuracy is measured by tests/test_detmath.py):
+Domains (accuracy is measured by tests/distributions/test_detmath.py):
 
 - ``log_f32``: every positive float32, subnormals included, <= 1 ulp;
   log(+-0) = -inf, log(+inf) = +inf, negative or NaN -> NaN.
@@ -587,7 +587,7 @@ def _sqrt(x, width):
         # NumPy's square root is IEEE's, correctly rounded (the C library's sqrt, or
         # the SIMD square-root instruction, both exact-then-rounded by IEEE 754 5.4.1):
         # the correction below would return it unchanged, so it is skipped here.
-        # tests/test_torch_kernels_normal.py holds the corrected torch path to it.
+        # tests/device/test_torch_kernels_normal.py holds the corrected torch path to it.
         with np.errstate(invalid="ignore"):
             return np.sqrt(x).reshape(shape)
     lo, hi = SQRT_FORMATS[width][4:]

@@ -267,7 +267,7 @@ def ziggurat_block(key, counter, start, first, keep=None, f64=False):
     every slot, which keep their last candidate (see _retry_f32).  ``first``: the
     elements' 32-bit words (float32) or 64-bit values' bits (float64, ``f64``), int64.
     The draws defer the slots across chunks (``_ziggurat_into``); this is the sampler on
-    chosen words, which tests/test_triton_normal.py holds the Triton kernel to."""
+    chosen words, which tests/device/test_triton_normal.py holds the Triton kernel to."""
     xp = arrays.namespace(first)
     fast, retry = (_zig_f64_fast, _retry_f64) if f64 else (_zig_f32_fast, _retry_f32)
     z, ok = fast(xp, _tables(xp, xp.device(first)), first)

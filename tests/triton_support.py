@@ -1,6 +1,6 @@
 """What the Triton kernel test files share: where they run, the interpreter switch, bit comparisons.
 
-tests/test_triton_kernels.py, test_triton_normal.py and test_triton_dropout.py
+tests/device/test_triton_kernels.py, test_triton_normal.py and test_triton_dropout.py
 run under Triton's interpreter on CPU tensors (TRITON_INTERPRET=1), or, with
 ``ASCEND_RAND_TRITON_TEST_DEVICE=cuda`` (bench/device_check.sh), compiled for
 that CUDA device.  Triton decides at ``@triton.jit`` time (its own standard

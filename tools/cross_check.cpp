@@ -1,4 +1,4 @@
-// Cross-architecture check of the native kernels (tests/test_cross_arch.py).
+// Cross-architecture check of the native kernels (tests/backends/test_cross_arch.py).
 //
 // Reads cases from stdin, one per line, runs each through the csrc/cpu/ entry
 // points at the SIMD level the process dispatches to (ASCEND_RAND_SIMD may lower

@@ -19,7 +19,7 @@ within ``--time-limit`` seconds (default 290, under the 5 minutes issue 23 gives
    bit-equal to the core by the suite, is then the reference (tests that call
    the native backend skip themselves, the benchmark's bit checks use the
    fallback).  A missing ml_dtypes is installed from ``--wheels`` (no index);
-3. tests: tests/test_triton_kernels.py, test_triton_normal.py and
+3. tests: tests/device/test_triton_kernels.py, test_triton_normal.py and
    test_triton_dropout.py with ASCEND_RAND_TRITON_TEST_DEVICE=cuda, so they
    run compiled on the GPU (without a CUDA device: under Triton's
    interpreter, as in CI), and the graph-safe device state's tests
@@ -53,11 +53,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TEST_FILES = ("tests/test_triton_kernels.py", "tests/test_triton_normal.py",
-              "tests/test_triton_dropout.py",
+TEST_FILES = ("tests/device/test_triton_kernels.py", "tests/device/test_triton_normal.py",
+              "tests/device/test_triton_dropout.py",
               # the graph-safe device state: capture/replay and compiled training on CUDA
-              "tests/test_triton_state.py", "tests/test_graph_capture.py",
-              "tests/test_torch_compile.py")
+              "tests/device/test_triton_state.py", "tests/device/test_graph_capture.py",
+              "tests/torch/test_torch_compile.py")
 SWITCH = "ASCEND_RAND_TRITON_TEST_DEVICE"  # the test files' compiled-mode switch
 TIME_LIMIT_S = 290.0
 BENCH_RESERVE_S = {True: 100.0, False: 40.0}  # time kept for the benchmark (CUDA, CPU)

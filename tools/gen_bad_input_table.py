@@ -1,4 +1,4 @@
-"""Print the bad-input table of docs/quality.md from the cases of tests/test_bad_input.py.
+"""Print the bad-input table of docs/quality.md from the cases of tests/conformance/test_bad_input.py.
 
 Each case of ``BAD`` there (name, call, exception type, pattern) is run as the
 test runs it, on ``g = Generator(123)`` after one draw, and becomes a row: the
@@ -26,11 +26,11 @@ END = "<!-- bad-input-table:end -->"
 
 
 def load_cases():
-    """The ``BAD`` list of tests/test_bad_input.py (its imports need tests/ on the path)."""
+    """The ``BAD`` list of tests/conformance/test_bad_input.py (its imports need tests/ on the path)."""
     for folder in (TESTS, TESTS / "data"):
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("bad_input_cases", TESTS / "test_bad_input.py")
+    spec = importlib.util.spec_from_file_location("bad_input_cases", TESTS / "conformance" / "test_bad_input.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.BAD

@@ -6,12 +6,12 @@
 csrc/core/constants.h holds the values for C++ (a core header: device code reads
 them too), fallback/constants.py the same for Python, and
 csrc/python/constants_table.h every value by name for the extension's
-``constants()``, which tests/test_constants_generated.py compares with the table.
+``constants()``, which tests/conformance/test_constants_generated.py compares with the table.
 
 The table is the one statement of the codes that cross the binding, the Philox
 slot layout and the small algorithm constants both languages use; every site
 reads these generated files instead of retyping a value.  Standard library only
-(tomllib), so the check in tests/test_constants_generated.py runs anywhere.
+(tomllib), so the check in tests/conformance/test_constants_generated.py runs anywhere.
 """
 
 import argparse
@@ -104,7 +104,7 @@ def names(table):
     """csrc/python/constants_table.h: every constant of constants.h by (group, name)."""
     lines = [f"// {NOTICE}", "// Every constant of core/constants.h by (group, name), as the "
              "table lists it: the", "// extension's constants() reports these, and "
-             "tests/test_constants_generated.py", "// holds them to the table.", "#pragma once",
+             "tests/conformance/test_constants_generated.py", "// holds them to the table.", "#pragma once",
              "", "#include <cstdint>", "", '#include "core/constants.h"', "",
              "namespace ascend_rand {", "", "struct NamedConstant {", "  const char* group;",
              "  const char* name;", "  uint64_t value;", "};", "",

@@ -170,7 +170,7 @@ def hex32(v):
     return f"{mant}p{exp}"
 
 
-# -- reading the implementations (also used by tests/test_detmath.py) -----------------------------
+# -- reading the implementations (also used by tests/distributions/test_detmath.py) -----------------------------
 
 CPP_RE = re.compile(r"constexpr float k(\w+) = (-?0x[0-9a-fA-F.]+p[-+]?\d+)f;")
 PY_RE = re.compile(r"^([A-Z]\w*) = _h\(\"(-?0x[0-9a-fA-F.]+p[-+]?\d+)\"\)", re.M)

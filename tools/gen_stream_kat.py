@@ -21,7 +21,7 @@ Run from the repository root (needs ``tensorflow-cpu``, the ``test`` extra):
     python tools/gen_stream_kat.py            # rewrites tests/data/stream_kat.json
     python tools/gen_stream_kat.py --check    # exit 1 if the file differs
 
-tests/test_known_answers.py regenerates the cases with ``build_cases`` and
+tests/conformance/test_known_answers.py regenerates the cases with ``build_cases`` and
 compares them with the file.
 """
 

@@ -32,5 +32,5 @@ assert not triton.__version__.startswith("3.2."), triton.__version__
 print("triton", triton.__version__, "from", triton.__file__)
 print("torch", torch.__version__, "ascend_rand", ascend_rand.__file__)
 EOF
-tests=$(ls tests/test_triton_*.py)
+tests=$(ls tests/device/test_triton_*.py)
 .venv-triton/bin/python -P -m pytest -q -p no:cacheprovider $tests

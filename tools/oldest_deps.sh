@@ -63,8 +63,8 @@ EOF
 # here the library's own answers are compared: the stream KAT file's words (from
 # TensorFlow, committed), the spec's formulas and the references written in the tests.
 PYTHONPATH="$pkg" .venv-oldest/bin/python -P -m pytest -q -p no:cacheprovider \
-  tests/test_known_answers.py tests/test_conversions.py -k "not tensorflow"
+  tests/conformance/test_known_answers.py tests/distributions/test_conversions.py -k "not tensorflow"
 PYTHONPATH="$pkg" .venv-oldest/bin/python -P -m pytest -q -p no:cacheprovider \
-  tests/test_normal.py tests/test_truncated_normal.py tests/test_initializers.py \
-  tests/test_backends_agree.py tests/test_numeric_edges.py \
+  tests/distributions/test_normal.py tests/distributions/test_truncated_normal.py tests/distributions/test_initializers.py \
+  tests/backends/test_backends_agree.py tests/distributions/test_numeric_edges.py \
   -k "(float16 or bfloat16 or 16) and not tensorflow"

@@ -29,14 +29,14 @@ DIR=${SANITIZE_DIR:-/tmp/ascend_rand-sanitize}
 # peers (TensorFlow, torch, MindSpore, randomgen), docs, CLI and entropy-pool files, which
 # reach no native code that these files do not already cover, and would triple the time.
 SANITIZE_TESTS=(
-  tests/test_known_answers.py tests/test_backend_conformance.py tests/test_backends_agree.py
-  tests/test_small_draws.py tests/test_bad_input.py tests/test_generator.py
-  tests/test_generator_mt19937.py tests/test_mt19937.py tests/test_mt_uniform_kernel.py
-  tests/test_engines.py tests/test_bernoulli.py tests/test_permutation.py
-  tests/test_choice_kernels.py tests/test_derive.py tests/test_simd_levels.py
-  tests/test_entropy_reserve.py tests/test_fuzz_regressions.py tests/test_api_properties.py
-  tests/test_capsule_lifetime.py tests/test_end_of_stream.py tests/test_numpy_protocol.py
-  tests/test_numpy_reset.py
+  tests/conformance/test_known_answers.py tests/backends/test_backend_conformance.py tests/backends/test_backends_agree.py
+  tests/backends/test_small_draws.py tests/conformance/test_bad_input.py tests/conformance/test_generator.py
+  tests/engines/test_generator_mt19937.py tests/engines/test_mt19937.py tests/engines/test_mt_uniform_kernel.py
+  tests/engines/test_engines.py tests/distributions/test_bernoulli.py tests/distributions/test_permutation.py
+  tests/distributions/test_choice_kernels.py tests/seeding/test_derive.py tests/backends/test_simd_levels.py
+  tests/entropy/test_entropy_reserve.py tests/conformance/test_fuzz_regressions.py tests/conformance/test_api_properties.py
+  tests/engines/test_capsule_lifetime.py tests/engines/test_end_of_stream.py tests/engines/test_numpy_protocol.py
+  tests/engines/test_numpy_reset.py
 )
 
 # libstdc++ is preloaded too: python itself does not link it, and ASan's __cxa_throw

@@ -259,19 +259,27 @@ class Decision(collections.namedtuple("Decision", "path table interpreted why"))
     Triton kernel table (TRITON only, else None); ``interpreted`` whether that table runs
     under Triton's interpreter; ``why`` the reason for the path, in words."""
 
+    __slots__ = ()
+
+
+# The decisions that depend on nothing but the choice (a CPU draw's cost includes them).
+_CPU_HOST = (Decision(HOST, None, False,
+                      f"CPU draws are the host's, which fills the tensor in place (the Triton "
+                      f"kernels run on CPU tensors only under Triton's interpreter, with "
+                      f"{ENV}=triton)"), None, False)
+_CPU_MIRROR = (Decision(MIRROR, None, False, "cpu_kernels='torch' names the torch-operation "
+                        "mirror for CPU tensors"), None, False)
+_FORCED_MIRROR = Decision(MIRROR, None, False, f"{ENV}=torch forces the torch-operation mirror")
+
 
 def _triton_table(device_type, forced, cpu_kernels):
     """(Decision or None, table, interpreted): the Triton kernels for ``device_type`` where
     the forced choice and the device allow them, else a Decision for another path."""
     if device_type == "cpu":
         if forced == "auto" and cpu_kernels == "host":
-            return Decision(HOST, None, False,
-                            f"CPU draws are the host's, which fills the tensor in place (the "
-                            f"Triton kernels run on CPU tensors only under Triton's "
-                            f"interpreter, with {ENV}=triton)"), None, False
+            return _CPU_HOST
         if cpu_kernels != "host":  # TorchBackend(cpu_kernels="torch"): the mirror, by name
-            return Decision(MIRROR, None, False, "cpu_kernels='torch' names the torch-operation "
-                            "mirror for CPU tensors"), None, False
+            return _CPU_MIRROR
         return None, kernels(interpret=True), True
     if forced == "auto":
         ok, why = compiles(device_type)
@@ -310,7 +318,7 @@ def decide(device_type, plan=None, cpu_kernels="host", engine_words=False):
     """
     forced = choice()
     if forced == "torch":
-        return Decision(MIRROR, None, False, f"{ENV}=torch forces the torch-operation mirror")
+        return _FORCED_MIRROR
     other, table, interpreted = _triton_table(device_type, forced, cpu_kernels)
     if other is not None:
         return other

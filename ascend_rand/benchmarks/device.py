@@ -184,7 +184,7 @@ def launch_row(draw, n, path, device="cpu"):
 
 def _dropout_launch_row(row, n, path, device):
     """Dropout forward + backward (packed mode, float32) by ``path``; its bits are
-    tests/test_triton_dropout.py's to check.  On CPU tensors the unfused path applies the
+    tests/device/test_triton_dropout.py's to check.  On CPU tensors the unfused path applies the
     mask with the host kernels, so its mirror row would count no device's launches."""
     torch = H.import_torch()
     if path == "mirror" and torch.device(device).type == "cpu":

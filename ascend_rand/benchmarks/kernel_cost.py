@@ -23,7 +23,7 @@ rate is the lower of its issue rate (the slowest of those limits) and the memory
 rate of its bytes per element; its share of the memory floor is that rate over the
 memory rate.  For a float32 output the floor is then about 32 instructions per
 element.  A static model, not a measurement: it ranks kernels and guards every
-change (tests/test_kernel_cost.py holds each kernel to a budget), and
+change (tests/device/test_kernel_cost.py holds each kernel to a budget), and
 ``bench/device_check.sh`` sets it beside measured times where a GPU is lent.
 
 Run as a module (``python -m ascend_rand.benchmarks.kernel_cost [--json PATH]``) it

@@ -38,7 +38,7 @@ Each comparison row says equal, or where the first difference is; the exit
 status is 1 when any row differs.  ``--device cuda`` runs the kernel
 comparison and the throughput on a CUDA GPU, and ``--device cpu`` with
 ``ASCEND_RAND_DEVICE_KERNELS=triton`` runs the kernel comparison on CPU
-tensors under Triton's interpreter (how tests/test_verify_npu.py checks this
+tensors under Triton's interpreter (how tests/device/test_verify_npu.py checks this
 script without a device).  Without the device, or where the Triton kernels
 do not run on it, it says why and exits 0: there is nothing to compare,
 which is not an error.

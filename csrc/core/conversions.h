@@ -119,7 +119,7 @@ ASCEND_RAND_HD float curand_uniform(uint32_t w) {
 // floor(a * b / 2^64): the high half of the 128-bit product.  Compilers with a
 // 128-bit integer (GCC, Clang, nvcc) multiply once; the portable form is the
 // schoolbook product of 32-bit halves, the same integer.
-// ASCEND_RAND_NO_INT128 selects the portable form (tests/test_portable_core.py
+// ASCEND_RAND_NO_INT128 selects the portable form (tests/backends/test_portable_core.py
 // compares the two).
 ASCEND_RAND_HD uint64_t mul_hi_u64(uint64_t a, uint64_t b) {
 #if defined(__SIZEOF_INT128__) && !defined(ASCEND_RAND_NO_INT128)

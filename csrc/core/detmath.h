@@ -13,7 +13,7 @@
 // that call these functions.  Every NaN result is the quiet NaN 0x7FC00000
 // (float64: 0x7FF8000000000000), whatever the input's payload.
 //
-// Domains (max error measured by tests/test_detmath.py):
+// Domains (max error measured by tests/distributions/test_detmath.py):
 //   log_f32  every positive float32, subnormals included; log(+-0) = -inf,
 //            log(+inf) = +inf, x < 0 or NaN -> NaN.
 //   exp_f32  every float32; x > 88.72.. -> +inf, subnormal results rounded

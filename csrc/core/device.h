@@ -14,7 +14,7 @@
 // is host memory that device code cannot read, so tables are __device__ in the
 // device pass; the host pass keeps them plain constexpr, where CPU code (the
 // AVX2 gathers, for one) reads them.  tests/data/portable_core_kernel.cu
-// compiles every core header this way (tests/test_portable_core.py).
+// compiles every core header this way (tests/backends/test_portable_core.py).
 //
 // Ascend C: define both macros before including a core header, e.g.
 // -DASCEND_RAND_HD="__aicore__ inline" and ASCEND_RAND_TABLE as the kernel's

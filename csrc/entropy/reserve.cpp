@@ -83,7 +83,7 @@ size_t Reserve::available() {
 bool Reserve::take(uint8_t* out, size_t n) {
   if (available() < n) return false;
   // Nothing to copy: and mem_ is null before the first put(), which memcpy may not
-  // be passed even for 0 bytes (UBSan: tools/sanitize.sh on tests/test_entropy_reserve.py).
+  // be passed even for 0 bytes (UBSan: tools/sanitize.sh on tests/entropy/test_entropy_reserve.py).
   if (n == 0) return true;
   std::memcpy(out, mem_ + head_, n);
   wipe(mem_ + head_, n);

@@ -160,7 +160,7 @@ PYBIND11_MODULE(_native, m) {
         py::arg("lam"), py::arg("mirror"), py::arg("words") = py::none(),
         py::arg("word_count") = py::none());
   // The shared constants as this build compiled them, {group: {name: value}}:
-  // tests/test_constants_generated.py holds them to csrc/constants.toml.
+  // tests/conformance/test_constants_generated.py holds them to csrc/constants.toml.
   m.def("constants", [] {
     py::dict groups;
     for (const auto& c : ascend_rand::kNamedConstants) {

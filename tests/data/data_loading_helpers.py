@@ -1,4 +1,4 @@
-"""A synthetic dataset for tests/test_data_loading.py, in a module of its own.
+"""A synthetic dataset for tests/seeding/test_data_loading.py, in a module of its own.
 
 DataLoader workers started with "spawn" unpickle the dataset, so its class must
 be importable by name in a fresh interpreter: tests/conftest.py puts tests/data

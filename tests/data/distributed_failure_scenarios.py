@@ -1,4 +1,4 @@
-"""What each rank of a real 3-rank gloo group does for tests/test_distributed_failures.py.
+"""What each rank of a real 3-rank gloo group does for tests/seeding/test_distributed_failures.py.
 
 Every scenario makes one rank (or some ranks) fail or differ, and every rank
 records what its call did: a value, or the error's type, message and the

@@ -1,4 +1,4 @@
-"""What each rank of a real gloo process group does for tests/test_distributed.py.
+"""What each rank of a real gloo process group does for tests/seeding/test_distributed.py.
 
 A spawned process runs ``run_rank``: it joins a process group through the
 env:// rendezvous (what torchrun sets up), runs every scenario below in order

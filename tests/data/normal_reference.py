@@ -1,7 +1,7 @@
 """Independent per-element reference for the normal distributions (docs/spec.md).
 
-Shared by tests/test_normal.py, tests/test_truncated_normal.py,
-tests/test_normal_tail.py and tests/test_generator_mt19937.py, which import it by
+Shared by tests/distributions/test_normal.py, tests/distributions/test_truncated_normal.py,
+tests/distributions/test_normal_tail.py and tests/engines/test_generator_mt19937.py, which import it by
 name (tests/conftest.py puts tests/data on sys.path; the suite's importlib mode
 keeps test files from importing each other).  Written from the spec text alone,
 one element at a time, in plain Python ints and floats (float64, one IEEE
@@ -10,14 +10,14 @@ operation, no fused multiply-add).  It imports nothing from ``ascend_rand``:
 
 - words: the test suite's own Philox4x32-10 (``Ref`` in tests/conftest.py, written
   from the Random123 definition in Python ints and checked against Random123's
-  known-answer vectors in tests/test_known_answers.py);
+  known-answer vectors in tests/conformance/test_known_answers.py);
 - elementary functions: ``log``, ``exp``, ``sin``/``cos`` of spec Appendix A
   (A.3 float32, A.4 float64), written here step by step from the spec's
   pseudo-code (tests/data/normal_reference_elementary.py), and a correctly rounded
   ``sqrt`` from an exact integer square root;
 - ziggurat tables: computed here from spec 5.3's definition of the layers with
   Python's ``decimal`` at 60 digits (tests/data/normal_reference_tables.py), each
-  value rounded once from the exact one; tests/test_normal.py compares them with
+  value rounded once from the exact one; tests/distributions/test_normal.py compares them with
   the library's hexadecimal constants.
 
 So when the library's draws equal this reference bit for bit, two

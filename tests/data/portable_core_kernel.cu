@@ -1,5 +1,5 @@
 // Every header of the portable core (csrc/core/) compiled for a device:
-// tests/test_portable_core.py builds this with `nvcc -std=c++17 -x cu -c` and
+// tests/backends/test_portable_core.py builds this with `nvcc -std=c++17 -x cu -c` and
 // only checks that it compiles (it is never run here).  It is also the seed of
 // a CUDA backend: the kernel below computes, per thread, what the CPU kernels
 // compute per element, with the same functions, so it would give the same bits

@@ -2,7 +2,7 @@
 
 The level is chosen once, when ``ascend_rand`` is imported (csrc/cpu/dispatch.h), from
 the environment variable ASCEND_RAND_SIMD; so each level needs its own interpreter.
-Shared by tests/test_simd_levels.py and tests/test_api_properties.py.
+Shared by tests/backends/test_simd_levels.py and tests/conformance/test_api_properties.py.
 """
 
 import json

@@ -22,7 +22,7 @@ each way: their arithmetic is 32-bit too, and they run only where the device
 has float64 (not on Ascend's vector units, A.6).
 
 Special values follow Appendix A, canonical NaN included, so that the functions
-hold the fallback's bits on every input (tests/test_triton_normal.py).
+hold the fallback's bits on every input (tests/device/test_triton_normal.py).
 """
 
 import triton

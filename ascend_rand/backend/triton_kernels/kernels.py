@@ -16,7 +16,7 @@ and advances the state).
 
 For example ``raw(out, 0, 0, 0)`` on a CUDA uint32 tensor of four elements
 gives Random123's known answer for a zero key and counter, [1713891541,
-3781805453, 3159862348, 2600524760] (tests/test_triton_kernels.py runs such
+3781805453, 3159862348, 2600524760] (tests/device/test_triton_kernels.py runs such
 checks under the interpreter, so no example here needs a device).
 """
 

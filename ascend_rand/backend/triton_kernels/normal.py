@@ -22,7 +22,7 @@ are IEEE's (``tl.math.sqrt_rn`` in float32; float64 ``tl.sqrt`` is
 Triton 3.2 compiles ``sqrt_rn`` for CUDA as ``sqrt.rn.ftz.f32``, which flushes
 subnormal operands and results; Box-Muller's operand is at least
 -2 log(1 - 2**-23) = 2.4e-7 (spec A.6: no subnormal anywhere in it), so the
-value is IEEE's all the same (tests/test_triton_normal.py reads the PTX).
+value is IEEE's all the same (tests/device/test_triton_normal.py reads the PTX).
 """
 
 import triton

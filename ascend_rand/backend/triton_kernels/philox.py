@@ -45,7 +45,7 @@ def mulhi32(a, b, LIMBS16: tl.constexpr):
     ``LIMBS16``: from four 16 x 16 -> 32 bit products, each exact in uint32;
     the middle column sums at most 3 * (2**16 - 1) and the high word never
     exceeds the true (32-bit) result, so nothing wraps.  Otherwise one
-    ``tl.umulhi``.  Both give the same word (tests/test_triton_kernels.py).
+    ``tl.umulhi``.  Both give the same word (tests/device/test_triton_kernels.py).
     In the int32 word form (wordops.py) the same limbs: a product above 2**31
     wraps to its bit pattern, every shift is the logical one, and the sums
     wrap as the uint32 ones (never past 2**32 - 1, so the bits agree).

@@ -12,7 +12,7 @@ The int32 form exists for triton-ascend on Atlas A2/A3, whose op tables
 (triton-ascend's documentation, "triton_api") mark uint32 unsupported for
 load, store, add, mul, cast, shift, arange and full, support ``tl.umulhi``
 for int32 only, and ``>>`` only for signed types with a scalar shift count.
-Its numbers are the uint32 form's bit for bit (tests/test_triton_int32_words.py):
+Its numbers are the uint32 form's bit for bit (tests/device/test_triton_int32_words.py):
 addition, subtraction, multiplication, and, or and xor of two's-complement
 int32 are the uint32 operations on the same bits; what differs is handled
 here: a right shift (arithmetic on int32) is masked to the logical one, an
