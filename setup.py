@@ -97,7 +97,7 @@ class OptionalBuildExt(build_ext):
 setup(
     packages=["ascend_rand", "ascend_rand.backend", "ascend_rand.benchmarks", "ascend_rand.cli",
               "ascend_rand.distributions", "ascend_rand.engines", "ascend_rand.fallback",
-              "ascend_rand.seeding",
+              "ascend_rand.seeding", "ascend_rand.tables",
               "ascend_rand.backend.triton_kernels", "ascend_rand.torch", "ascend_rand.mindspore",
               "ascend_rand.entropy"],
     package_dir={"ascend_rand": "ascend_rand", "ascend_rand.fallback": "fallback"},

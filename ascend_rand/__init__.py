@@ -7,7 +7,7 @@ Three axes, each a folder (docs/architecture.md):
   and numpy's (``MT19937``); both are numpy BitGenerators too;
 - ``distributions``: uniforms, integers, ziggurat / Box-Muller / truncated
   normals, Bernoulli bits and torch_npu-format dropout masks, permutations;
-- ``backend``: the native C++ core and the NumPy mirror, bit for bit the
+- ``backend``: the native C++ core and the NumPy fallback, bit for bit the
   same at any thread count.
 
 ``Generator`` and ``stateless`` are the front doors; docs/spec.md is the

@@ -22,7 +22,7 @@ import numpy as np
 from . import arrays, philox
 # ALL_ONES_THRESHOLD, T(p) for p = 1: every word gives a 1 (docs/spec.md sections 4 and
 # 4A, the special case); Ascend pads a packed mask to whole groups of MASK_GROUP_BITS.
-from .constants import ALL_ONES_THRESHOLD, MASK_GROUP_BITS
+from ..tables.constants import ALL_ONES_THRESHOLD, MASK_GROUP_BITS
 from .conversions import curand_uniform
 
 __all__ = ["ALL_ONES_THRESHOLD", "MASK_GROUP_BITS", "apply_mask", "bernoulli",

@@ -26,7 +26,7 @@ import numpy as np
 from . import arrays, philox
 from . import conversions as _conv
 from .arrays import bits_view, to_signed
-from .mt19937_charpoly import BARRETT_MU_EXPONENTS, CHARPOLY_EXPONENTS, DEGREE
+from ..tables.mt19937_charpoly import BARRETT_MU_EXPONENTS, CHARPOLY_EXPONENTS, DEGREE
 
 N = 624
 M = 397

@@ -24,9 +24,9 @@ True
 import numpy as np
 
 from . import arrays, detmath, philox
-from . import ziggurat_tables as zt
+from ..tables import ziggurat_tables as zt
 from .arrays import bits_view, join64
-from .constants import (
+from ..tables.constants import (
     RETRY_BASE,
     RETRY_BLOCKS,
     RETRY_SHIFT,

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import ascend_rand as ar
-from ascend_rand.fallback import ziggurat_tables
+from ascend_rand.tables import ziggurat_tables
 
 
 def main(argv):

@@ -1,6 +1,6 @@
 """Generate the characteristic polynomial of the MT19937 transition.
 
-Writes ``csrc/core/mt19937_charpoly.h`` and ``fallback/mt19937_charpoly.py`` with
+Writes ``csrc/core/mt19937_charpoly.h`` and ``ascend_rand/tables/mt19937_charpoly.py`` with
 the same two constants:
 
 - ``p(x)``, degree 19937: the characteristic polynomial of the one-word step
@@ -127,7 +127,7 @@ def render_header(p, mu):
         "// 19937-dimensional invariant space (found by Berlekamp-Massey), and Barrett's\n"
         "// mu(x) = floor(x^(2*19937) / p(x)), both as the increasing exponents of their\n"
         "// nonzero terms: p has 135 of them, mu 161, so reduction mod p is a few hundred\n"
-        "// shifted XORs.  Same constants as fallback/mt19937_charpoly.py.  Arrays are\n"
+        "// shifted XORs.  Same constants as ascend_rand/tables/mt19937_charpoly.py.  Arrays are\n"
         "// ASCEND_RAND_TABLE (device.h), so that device code can read them.\n"
         "#pragma once\n\n#include \"device.h\"\n\nnamespace ascend_rand {\n\n"
         f"constexpr int kMt19937Degree = {DEGREE};\n\n"
@@ -160,9 +160,9 @@ def main(argv=None):
     root = pathlib.Path(args.root)
     p, mu = charpoly()
     (root / "csrc" / "core").mkdir(parents=True, exist_ok=True)
-    (root / "fallback").mkdir(parents=True, exist_ok=True)
+    (root / "ascend_rand" / "tables").mkdir(parents=True, exist_ok=True)
     (root / "csrc" / "core" / "mt19937_charpoly.h").write_text(render_header(p, mu))
-    (root / "fallback" / "mt19937_charpoly.py").write_text(render_python(p, mu))
+    (root / "ascend_rand" / "tables" / "mt19937_charpoly.py").write_text(render_python(p, mu))
     print(f"p(x): degree {DEGREE}, {bin(p).count('1')} nonzero coefficients")
 
 

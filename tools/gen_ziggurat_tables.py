@@ -1,6 +1,6 @@
 """Generate the 256-layer ziggurat tables for the normal distribution.
 
-Writes ``csrc/core/ziggurat_tables.h`` and ``fallback/ziggurat_tables.py`` with the
+Writes ``csrc/core/ziggurat_tables.h`` and ``ascend_rand/tables/ziggurat_tables.py`` with the
 same exact constants (hexadecimal floats), computed with mpmath at 60 digits
 and rounded once to float32 / float64.  Run from the repository root:
 
@@ -172,9 +172,9 @@ def main(argv=None):
     root = pathlib.Path(args.root)
     t = tables()
     (root / "csrc" / "core").mkdir(parents=True, exist_ok=True)
-    (root / "fallback").mkdir(parents=True, exist_ok=True)
+    (root / "ascend_rand" / "tables").mkdir(parents=True, exist_ok=True)
     (root / "csrc" / "core" / "ziggurat_tables.h").write_text(render_header(t))
-    (root / "fallback" / "ziggurat_tables.py").write_text(render_python(t))
+    (root / "ascend_rand" / "tables" / "ziggurat_tables.py").write_text(render_python(t))
     print(f"r = {mp.nstr(t['r'], 20)}, V = {mp.nstr(t['v'], 20)}")
 
 

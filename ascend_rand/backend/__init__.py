@@ -7,7 +7,7 @@ key, counter, words)``, ``words(count)`` and the MT19937 state kernels; the
 kernel table it runs is the same set of names on every backend
 (``KERNEL_NAMES``, checked by the test suite).
 
-"native" is the pybind11 extension, "numpy" the pure NumPy mirror; "auto"
+"native" is the pybind11 extension, "numpy" the pure NumPy fallback; "auto"
 picks native where it was built.  "torch" returns torch tensors on any device
 (``device=``), "npu" is torch on Ascend NPUs; "auto" never picks them.  A new backend is one module here and one
 ``register`` line.

@@ -27,7 +27,7 @@ _registered = False
 
 
 def _host_table():
-    """The host kernel table the CPU path runs: the native core's, else the NumPy mirror's."""
+    """The host kernel table the CPU path runs: the native core's, else the NumPy fallback's."""
     from .registry import resolve
     return resolve("auto")
 

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from .. import _dtypes, _extension
-from ..fallback.constants import FLOAT_FORMAT_CODES, KERNEL_CODES, NORMAL_METHOD_CODES
+from ..tables.constants import FLOAT_FORMAT_CODES, KERNEL_CODES, NORMAL_METHOD_CODES
 from .base import KERNEL_NAMES, HostBackend
 
 # What the one-call draws and the plan cache call besides the kernel table.
@@ -49,7 +49,7 @@ def native_form(plan):
     """The native form of ``plan`` for ``_native.philox_draw`` / ``stateless_draw``: (numpy
     dtype, shape, scalar, kernel code, words, params), or False for a plan they do not take.
 
-    Kernel codes from the generated constants (fallback/constants.py, from
+    Kernel codes from the generated constants (ascend_rand/tables/constants.py, from
     csrc/constants.toml by tools/gen_constants.py); plans with a finishing step,
     per-element probabilities or an ``out=`` other than an exact NumPy array take the
     general path (the native call fills an ``out`` array only when it is writable,

@@ -12,7 +12,7 @@ class NumpyBackend(HostBackend):
     """Pure NumPy kernels on host arrays (one thread)."""
 
     name = "numpy"
-    description = "NumPy mirror of the native core (the host backend where it is not built)"
+    description = "NumPy fallback of the native core (the host backend where it is not built)"
 
     def _table(self):
         return _kernels

@@ -4,7 +4,7 @@
 draws the same bits as the native backend, by two paths:
 
 - a CPU tensor is filled in place by the host kernels (the native core, else
-  the NumPy mirror) through a view of its memory, no copy; the fill is the
+  the NumPy fallback) through a view of its memory, no copy; the fill is the
   custom operator ``torch.ops.ascend_rand.fill_`` (host_fill_op.py), so
   ``torch.compile`` sees an operator, not opaque Python;
 - a tensor on another device is filled by the Triton kernels

@@ -23,7 +23,7 @@ from ..backend import resolve as resolve_backend
 # offset, the word interface's block and index, a buffered block, and flags, whose bit
 # EXHAUSTED marks an offset of 2**64 (bits 1..63: words numpy asked the capsule for
 # after that, docs/spec.md 2.6).
-from ..fallback.constants import (
+from ..tables.constants import (
     PHILOX_BLOCK as BLOCK, PHILOX_BUF01 as BUF01, PHILOX_BUF23 as BUF23,
     PHILOX_DEVICE as DEVICE, PHILOX_EXHAUSTED as EXHAUSTED, PHILOX_FLAGS as FLAGS, PHILOX_INDEX as INDEX,
     PHILOX_OFFSET as OFFSET, PHILOX_SEED as SEED, PHILOX_SLOTS as _SLOTS, PHILOX_VALID as VALID,

@@ -59,7 +59,7 @@ def _reserve_draw(generator, n, p, plan=None):
 
 def _host_mask(key, counter, plan):
     """The packed mask of ``plan`` at (key, counter), drawn by the host kernels (the native
-    core, else the NumPy mirror) into a new NumPy array: every backend's bits."""
+    core, else the NumPy fallback) into a new NumPy array: every backend's bits."""
     mask = np.empty(plan.shape, np.uint8)
     if plan.count:
         resolve_backend("auto").kernel("bernoulli_packed")(mask, key, counter[0], counter[1],
@@ -98,8 +98,8 @@ def _fused_for(x, plan):
         return None
     with _kernel_mode():  # route imported the kernel table in the process's mode: so is this
         from ..backend.triton_kernels import dropout as fused
-        from ..backend.triton_kernels.launch import interpreting
-    if interpreting(fused.dropout_kernel) != (device_path.process_mode() == "interpreted"):
+        from ..backend.triton_kernels.launch import is_interpreted
+    if is_interpreted(fused.dropout_kernel) != (device_path.process_mode() == "interpreted"):
         raise device_path.DeviceKernelsError(
             "dropout: ascend_rand.backend.triton_kernels.dropout was imported in the other "
             "mode than the kernel table (TRITON_INTERPRET changed between the imports)")
@@ -371,7 +371,8 @@ def in_layout(y, like):
 
 
 def mask_bytes(n):
-    """ceil(n / 128) * 16: the packed mask's length (docs/spec.md 4.5)."""
+    """ceil(n / 128) * 16: the packed mask's length (docs/spec.md 4.5); SymInt-safe (the
+    operators' fake implementations take it of a traced size)."""
     return (n + 127) // 128 * 16
 
 

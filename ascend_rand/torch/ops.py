@@ -69,6 +69,7 @@ from ..distributions.bernoulli import probability
 from ..generator import Generator, _give_back
 from . import graph_state, triton_ops  # noqa: F401  (triton_ops: its operators defined)
 from . import dropout_core as D
+from .dropout_core import mask_bytes
 from ._bridge import float_dtype_name, generator_or_default
 from .op_calls import (CALLS, DEVICE_STATE_DRAWS, INITS, METHODS, Call,  # noqa: F401
                        _as_tensor, _device_plan, call_text, checked, checked_plan, parse_call)
@@ -247,11 +248,6 @@ def _dropout_from_device_state(x, state, p, keep_mask):
     return y, mask, drawn_at
 
 
-def mask_bytes(n):
-    """ceil(n / 128) * 16: the packed mask's length (docs/spec.md 4.5); SymInt-safe."""
-    return (n + 127) // 128 * 16
-
-
 def _dropout_fake(x, state, p, keep_mask):
     y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     mask = torch.empty(mask_bytes(x.numel()) if keep_mask else 0, dtype=torch.uint8,
@@ -266,7 +262,7 @@ def _backward_impl(grad, mask, p):
         float_dtype_name(grad, "grad", "dropout backward")
         D._check_mask(mask, grad.numel(), grad, "dropout backward")
         fused = D._fused_for(grad, D.mask_plan(grad.numel(), p))
-        if fused is not None and not _launch().interpreting(fused.dropout_kernel):
+        if fused is not None and not _launch().is_interpreted(fused.dropout_kernel):
             return torch.ops.ascend_rand.triton_dropout_backward(grad, mask, p)
     return D.backward_from_mask(grad, mask, p)
 

@@ -4,7 +4,7 @@
 // 19937-dimensional invariant space (found by Berlekamp-Massey), and Barrett's
 // mu(x) = floor(x^(2*19937) / p(x)), both as the increasing exponents of their
 // nonzero terms: p has 135 of them, mu 161, so reduction mod p is a few hundred
-// shifted XORs.  Same constants as fallback/mt19937_charpoly.py.  Arrays are
+// shifted XORs.  Same constants as ascend_rand/tables/mt19937_charpoly.py.  Arrays are
 // ASCEND_RAND_TABLE (device.h), so that device code can read them.
 #pragma once
 

@@ -1,7 +1,7 @@
 """One conformance suite for every registered backend (docs/architecture.md, "Backends").
 
 Each backend must: provide every kernel of the shared table; fill every plan
-with the bits of the NumPy mirror and of the native core (they are held to the
+with the bits of the NumPy fallback and of the native core (they are held to the
 independent references elsewhere: Random123, TensorFlow, the spec formulas in
 tests/conftest.py); read exactly ``plan.words`` words when given an engine's
 word buffer (the rule of distributions/plan.py), producing what the Philox

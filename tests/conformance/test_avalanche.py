@@ -1,7 +1,7 @@
 """The classic failure of counter-based generators: a one-bit change of the key or the
 counter must flip each output bit with probability 1/2 (docs/quality.md).
 
-Philox4x32-10's block function (the NumPy mirror, equal to the native core by the
+Philox4x32-10's block function (the NumPy fallback, equal to the native core by the
 known-answer and conformance tests) on random keys and counters; every one of the 64
 key bits and 128 counter bits is flipped in turn.  Thresholds, fixed seeds:
 

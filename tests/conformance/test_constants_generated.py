@@ -1,6 +1,6 @@
 """The shared constants (csrc/constants.toml) and the files generated from it.
 
-- tools/gen_constants.py regenerates csrc/core/constants.h, fallback/constants.py and
+- tools/gen_constants.py regenerates csrc/core/constants.h, ascend_rand/tables/constants.py and
   csrc/python/constants_table.h byte for byte, so a table edited without regenerating (or a generated file edited
   by hand) fails here;
 - the values the Python side uses (the engine's slots, the native forms' codes, the
@@ -27,12 +27,12 @@ from ascend_rand.distributions.permutation import plan_permutation
 from ascend_rand.distributions.uniform import plan_integers, plan_raw, plan_uniform
 from ascend_rand.engines import philox
 from ascend_rand.fallback import bernoulli as fb_bernoulli
-from ascend_rand.fallback import constants
+from ascend_rand.tables import constants
 from ascend_rand.fallback import normal as fb_normal
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "csrc" / "constants.toml"
-GENERATED = ("csrc/core/constants.h", "fallback/constants.py", "csrc/python/constants_table.h")
+GENERATED = ("csrc/core/constants.h", "ascend_rand/tables/constants.py", "csrc/python/constants_table.h")
 
 with open(TABLE, "rb") as _fh:
     T = tomllib.load(_fh)
@@ -64,7 +64,7 @@ def test_generator_reproduces_committed_files(tmp_path):
 
 def test_imported_module_is_the_committed_file():
     # the installed module (or the source tree's, in an editable install) is the committed text
-    assert Path(constants.__file__).read_bytes() == (ROOT / "fallback" / "constants.py").read_bytes()
+    assert Path(constants.__file__).read_bytes() == (ROOT / "ascend_rand" / "tables" / "constants.py").read_bytes()
 
 
 def test_every_table_value_is_named_in_python_and_cpp():

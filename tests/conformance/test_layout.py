@@ -22,7 +22,8 @@ PACKAGE = Path(ascend_rand.__file__).parent
 # not named here is a front end or the command line (TOP): torch, mindspore, data,
 # distributed, cli, benchmarks.
 RANKS = {
-    "_native": 0, "_extension": 0, "_validate": 0, "_dtypes": 0, "_console": 0, "fallback": 0,
+    "_native": 0, "_extension": 0, "_validate": 0, "_dtypes": 0, "_console": 0, "tables": 0,
+    "fallback": 0,
     "backend": 1, "entropy": 1, "distributions": 1,
     "engines": 2,
     "generator": 3, "stateless": 3,
@@ -86,7 +87,7 @@ def upward_arrows():
     for path, parts in _modules():
         here = _part(parts)
         if here == "fallback":
-            continue  # the portable mirror imports only itself (below)
+            continue  # the NumPy fallback imports only itself and the tables (below)
         for line, there in imported(path, parts):
             if there == here:
                 continue
@@ -99,10 +100,17 @@ def test_no_import_runs_back_up():
     assert upward_arrows() == []
 
 
-def test_the_portable_mirror_imports_nothing_else_of_the_package():
+def test_the_numpy_fallback_imports_only_itself_and_the_tables():
     offenders = [f"{'/'.join(parts)}:{line}: {name}" for path, parts in _modules()
                  if parts[0] == "fallback"
-                 for line, name in imported(path, parts) if name != "fallback"]
+                 for line, name in imported(path, parts) if name not in ("fallback", "tables")]
+    assert offenders == []
+
+
+def test_the_tables_import_nothing_of_the_package():
+    offenders = [f"{'/'.join(parts)}:{line}: {name}" for path, parts in _modules()
+                 if parts[0] == "tables"
+                 for line, name in imported(path, parts) if name != "tables"]
     assert offenders == []
 
 

@@ -246,7 +246,7 @@ def test_backends_report_says_which_path_each_device_takes(monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
     paths = ar.backends()["torch"]["device_kernels"]
     assert sorted(paths) == ["cpu", "cuda", "npu"]
-    host = "native core" if ar.backends()["native"]["available"] else "NumPy mirror"
+    host = "native core" if ar.backends()["native"]["available"] else "NumPy fallback"
     assert paths["cpu"].startswith(f"host: the {host}")
     if not torch.cuda.is_available():
         assert paths["cuda"].startswith("none: no CUDA device is visible; a device would take ")

@@ -80,7 +80,7 @@ CASES = [
 
 
 def test_kernels_in_the_mode_asked():
-    assert launch.interpreting(td.dropout_kernel) is not COMPILED
+    assert launch.is_interpreted(td.dropout_kernel) is not COMPILED
 
 
 @pytest.fixture

@@ -152,8 +152,8 @@ def mulhi(request, monkeypatch):
 def test_kernels_are_interpreted():
     """TRITON_INTERPRET=1 reached the package's @triton.jit: CPU tensors can run them
     (compiled, ASCEND_RAND_TRITON_TEST_DEVICE: it did not)."""
-    assert launch.interpreting(tk.raw_kernel) is not COMPILED
-    assert launch.interpreting(tk.bernoulli_packed_kernel) is not COMPILED
+    assert launch.is_interpreted(tk.raw_kernel) is not COMPILED
+    assert launch.is_interpreted(tk.bernoulli_packed_kernel) is not COMPILED
 
 
 # -- Philox itself ----------------------------------------------------------------------------------

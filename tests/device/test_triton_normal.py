@@ -219,9 +219,9 @@ class Paths:
 
 
 def test_kernels_are_interpreted():
-    assert launch.interpreting(trej.ziggurat_kernel) is not COMPILED
-    assert launch.interpreting(trej.proposal_kernel) is not COMPILED
-    assert launch.interpreting(ttrunc.proposal_f64_kernel) is not COMPILED
+    assert launch.is_interpreted(trej.ziggurat_kernel) is not COMPILED
+    assert launch.is_interpreted(trej.proposal_kernel) is not COMPILED
+    assert launch.is_interpreted(ttrunc.proposal_f64_kernel) is not COMPILED
 
 
 # -- Appendix A ---------------------------------------------------------------------------------
@@ -558,7 +558,7 @@ def test_rejection_queue_chunks_and_ring(bounds, small_tiles, launch_counter, re
     for the uniform and exponential proposals (5.5), from the elements the NumPy
     fallback takes to attempt 1.  The native bits, one launch."""
     from ascend_rand.backend.triton_kernels import pending
-    from ascend_rand.fallback import ziggurat_tables as zt
+    from ascend_rand.tables import ziggurat_tables as zt
 
     n, key, counter = 6001, 0x243F6A8885A308D3, (M64 - 1, 3)
     plan = (plan_normal(n, "float32", 0.0, 1.0, "ziggurat") if bounds is None

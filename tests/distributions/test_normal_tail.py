@@ -25,7 +25,7 @@ import pytest
 import scipy.stats
 
 from ascend_rand import stateless
-from ascend_rand.fallback import ziggurat_tables as zt
+from ascend_rand.tables import ziggurat_tables as zt
 
 import normal_reference as nr  # noqa: E402  (tests/data, put on sys.path by conftest)
 

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import ascend_rand as ar
-from ascend_rand.fallback import ziggurat_tables as zt  # data, checked in test_ziggurat_tables.py
+from ascend_rand.tables import ziggurat_tables as zt  # data, checked in test_ziggurat_tables.py
 
 DEGREE = 19937
 MASK32 = 0xFFFFFFFF

@@ -59,7 +59,7 @@ launches = 0
 _MASK32 = 0xFFFFFFFF
 
 
-def interpreting(kernel):
+def is_interpreted(kernel):
     """Whether ``kernel`` runs under Triton's interpreter (TRITON_INTERPRET=1 at its import)."""
     return type(kernel).__name__ == "InterpretedFunction"
 
@@ -105,7 +105,7 @@ def programs(kernel, device, tiles):
     most ``MAX_GRID`` (triton-ascend's limit on a grid's programs)."""
     if PROGRAMS is not None:
         cores = PROGRAMS
-    elif interpreting(kernel):
+    elif is_interpreted(kernel):
         cores = INTERPRETER_PROGRAMS
     else:
         cores = _core_count(device)
@@ -114,7 +114,7 @@ def programs(kernel, device, tiles):
 
 def check_device(kernel, out):
     """A clear error where a compiled kernel meets a CPU tensor (it needs the interpreter)."""
-    if out.device.type == "cpu" and not interpreting(kernel):
+    if out.device.type == "cpu" and not is_interpreted(kernel):
         raise RuntimeError(
             "the Triton kernels run on CPU tensors only under Triton's interpreter: set "
             "TRITON_INTERPRET=1 before ascend_rand.backend.triton_kernels is imported")
@@ -158,7 +158,7 @@ def launch(kernel, out, tiles, *args, **constexprs):
     grid = (programs(kernel, out.device, tiles),)
     launches += 1
     wrapper = _WRAPPER.get()
-    if wrapper is not None and not interpreting(kernel):
+    if wrapper is not None and not is_interpreted(kernel):
         kernel = wrapper(kernel)
     kernel[grid](*args, LIMBS16=limbs16, enable_fp_fusion=False, **constexprs)
 

@@ -7,7 +7,7 @@ output tensor of the plan's dtype, the Philox stream, then the plan's
 one kernel launch (``launch.launch``): the samplers' retries run inside it
 (spec 5.2), nothing is read back to the host.
 
-The ziggurat tables (``fallback/ziggurat_tables.py``) are copied to a device
+The ziggurat tables (``ascend_rand/tables/ziggurat_tables.py``) are copied to a device
 once, on its first ziggurat draw, and kept (``tables``).  float64 draws need
 float64 arithmetic, which Ascend's vector units lack (spec A.6): they are
 refused on an NPU, where the torch-operation path draws them.
@@ -18,7 +18,7 @@ import struct
 import numpy as np
 import torch
 
-from ...fallback import ziggurat_tables as _zt
+from ...tables import ziggurat_tables as _zt
 from ...fallback.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
 from ..torch_arrays import FLOATS, torch_dtype
 from .launch import block_for, cdiv, int32, launch, programs

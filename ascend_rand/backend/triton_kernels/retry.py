@@ -19,7 +19,7 @@ through the counter's four words (the 2**128 wrap is the last carry out).
 import triton
 import triton.language as tl
 
-from ...fallback import constants as _constants
+from ...tables import constants as _constants
 from .philox import add64, philox4x32_10
 from .wordops import INT32_WORDS, SIGN_BIT, shr, to_word, word_to_f64
 

@@ -29,7 +29,7 @@ import triton
 import triton.language as tl
 from triton.language import core  # add with sanitize_overflow=False: the halves wrap by design
 
-from ...fallback.constants import (
+from ...tables.constants import (
     PHILOX_EXHAUSTED as EXHAUSTED, PHILOX_FLAGS as FLAGS, PHILOX_OFFSET as OFFSET,
     PHILOX_SEED as SEED, PHILOX_SLOTS as SLOTS,
 )

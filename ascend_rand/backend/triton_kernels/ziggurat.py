@@ -19,7 +19,7 @@ accepted value outside [lo, hi] is not the element, and the next slot is
 fresh.  Elements that exhaust every slot keep their last candidate (5.2),
 clamped to [lo, hi] when bounded.
 
-The tables are ``fallback/ziggurat_tables.py``'s, passed as device tensors
+The tables are ``ascend_rand/tables/ziggurat_tables.py``'s, passed as device tensors
 (normal_draws.py makes them once per device): W and F of the precision, K as
 uint32 words (float64: the high and low words of each 64-bit K, interleaved).
 """
@@ -27,8 +27,8 @@ uint32 words (float64: the high and low words of each 64-bit K, interleaved).
 import triton
 import triton.language as tl
 
-from ...fallback import ziggurat_tables as _zt
-from ...fallback.constants import (
+from ...tables import ziggurat_tables as _zt
+from ...tables.constants import (
     RETRY_BLOCKS,
     ZIGGURAT_FRESH,
     ZIGGURAT_LAYER_MASK,

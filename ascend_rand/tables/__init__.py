@@ -1,0 +1,13 @@
+"""The numbers docs/spec.md fixes, generated from one source and shared by every implementation.
+
+- ``constants.py``: the stream format's constants (slots, codes, thresholds, retry
+  region), written by tools/gen_constants.py from csrc/constants.toml, with
+  csrc/core/constants.h and csrc/python/constants_table.h;
+- ``ziggurat_tables.py``: the ziggurat's layers (tools/gen_ziggurat_tables.py, with
+  csrc/core/ziggurat_tables.h);
+- ``mt19937_charpoly.py``: MT19937's characteristic polynomial for jump-ahead
+  (tools/gen_mt19937_charpoly.py, with csrc/core/mt19937_charpoly.h).
+
+The engines, the plans, the backends, the Triton kernels and the NumPy fallback all
+read them here; this package imports nothing.
+"""
