@@ -36,7 +36,8 @@ RuntimeError for the ranks).
 Where x's device runs the Triton kernels (a CUDA or NPU tensor with a Triton
 that compiles for it, or a CPU tensor with ``ASCEND_RAND_DEVICE_KERNELS=triton``
 under the interpreter: ``dropout``'s rule), the mask is applied by one kernel
-launch per pass (``backend/triton_kernels/channel_dropout.py``: x read once, y
+launch per pass (``backend/triton_kernels/channel_dropout.py``, launched by
+``dropout_draws.channel_apply``: x read once, y
 written once, the bits of the torch operations used elsewhere).
 
 Under ``torch.compile`` the mask is the operator ``ascend_rand::engine_draw``
@@ -61,7 +62,7 @@ from ..generator import _give_back
 from . import graph_state, ops
 from ._bridge import float_dtype_name, is_tensor_backend
 from .dropout import Dropout, _check_generator, _check_mode
-from .dropout_core import (_BITS, _draw_mask, _fused_for, _kernel_mode, _regenerate_mask,
+from .dropout_core import (_BITS, _draw_mask, _fused_for, _regenerate_mask,
                            _reserve_draw, _scale, _scale_into, _unpack_keep_torch, in_layout,
                            mask_bytes, mask_plan)
 
@@ -213,10 +214,10 @@ def _on_kernels(kernels, t, mask, units, p, alpha, dtype_name, grad=False):
     out = torch.empty_like(flat)
     inner = flat.numel() // units if units else 1
     if not alpha:
-        kernels.apply(out, flat, mask, inner, "channel", dtype_name, scale=_scale(p, dtype_name))
+        kernels.channel_apply(out, flat, mask, inner, "channel", dtype_name, scale=_scale(p, dtype_name))
     else:
         a, b, _ = alpha_constants(p)
-        kernels.apply(out, flat, mask, inner, "alpha_grad" if grad else "alpha", dtype_name,
+        kernels.channel_apply(out, flat, mask, inner, "alpha_grad" if grad else "alpha", dtype_name,
                       a=a, b=b, dropped_bits=0 if grad else dropped_bits(p, dtype_name))
     return in_layout(out.view(t.shape), t)
 
@@ -265,14 +266,11 @@ class _Function(torch.autograd.Function):
 
 
 def _kernels_for(x, units, p):
-    """backend/triton_kernels/channel_dropout.py where x's device runs the Triton kernels
-    (``dropout``'s rule, torch/dropout.py ``_fused_for``: decided before the draw, so a
-    forced path that cannot run refuses the call before anything is drawn), else None."""
-    if _fused_for(x, mask_plan(units, p)) is None:
-        return None
-    with _kernel_mode():
-        from ..backend.triton_kernels import channel_dropout as kernels
-    return kernels
+    """The kernel table's dropout entries (backend/triton_kernels/dropout_draws.py, with
+    ``channel_apply``) where x's device runs the Triton kernels (``dropout``'s rule,
+    dropout_core.py ``_fused_for``: decided before the draw, so a forced path that cannot
+    run refuses the call before anything is drawn), else None."""
+    return _fused_for(x, mask_plan(units, p))
 
 
 # -- one call --------------------------------------------------------------------------------------

@@ -80,30 +80,25 @@ def _regenerate_mask(key, counter, n, p, device, backend="auto", backend_device=
 # -- the fused Triton kernels ---------------------------------------------------------------------
 
 def _fused_for(x, plan):
-    """``triton_kernels.dropout`` where a draw of ``plan`` on x's device runs fused, else None.
+    """The kernel table's dropout entries (``table.dropout``, backend/triton_kernels/
+    dropout_draws.py) where a draw of ``plan`` on x's device runs fused, else None.
 
-    Fused where ``device_path.route`` sends the mask's draw on x's device to the
+    Fused where ``device_path.decide`` sends the mask's draw on x's device to the
     Triton kernels (the torch backend's own rule and ASCEND_RAND_DEVICE_KERNELS;
-    a forced path that cannot run raises here, before anything is drawn); the
-    caller knows the Generator names its draws by (key, counter) (Philox;
-    MT19937 hands out words).  float64 on an NPU stays on torch_npu's operators
-    (Ascend's vector units have no float64, docs/spec.md A.6).
+    a forced path that cannot run raises here, before anything is drawn), float64 on
+    an NPU excepted (Ascend's vector units have no float64, docs/spec.md A.6); the
+    caller knows the Generator names its draws by (key, counter) (Philox; MT19937
+    hands out words).  The table was imported in the process's mode, its dropout
+    kernels with it.
     """
     if x.is_cpu and device_path.choice() == "auto":
-        return None  # (route's answer for CPU tensors, without its cost: every eager call)
-    path, _ = device_path.route(x.device.type, plan)
+        return None  # (decide's answer for CPU tensors, without its cost: every eager call)
+    path, table = device_path.route(x.device.type, plan)
     if path != device_path.TRITON:
         return None
     if x.device.type == "npu" and x.dtype == torch.float64:
         return None
-    with _kernel_mode():  # route imported the kernel table in the process's mode: so is this
-        from ..backend.triton_kernels import dropout as fused
-        from ..backend.triton_kernels.launch import is_interpreted
-    if is_interpreted(fused.dropout_kernel) != (device_path.process_mode() == "interpreted"):
-        raise device_path.DeviceKernelsError(
-            "dropout: ascend_rand.backend.triton_kernels.dropout was imported in the other "
-            "mode than the kernel table (TRITON_INTERPRET changed between the imports)")
-    return fused
+    return table.dropout
 
 
 def _kernel_mode():

@@ -181,9 +181,7 @@ class DeviceState:
         self.engine = generator.engine
         self.kernels = table
         self._interpreted = interpreted
-        with self.kernel_mode():
-            from ..backend.triton_kernels import dropout as fused
-        self.dropout_kernels = fused
+        self.dropout_kernels = table.dropout  # (the table's, imported in its mode)
         self.state = torch.tensor(_as_int64(slots), dtype=torch.int64).to(device)
         self.device = self.state.device
         self._synced = list(slots)  # the device state as of the last sync / load

@@ -238,9 +238,8 @@ def _engine_dropout_meta(x, state, p, keep_mask):
 
 
 def _dropout_from_device_state(x, state, p, keep_mask):
-    from ..backend.triton_kernels import dropout as fused
-
-    _, interpreted = _device_table(state.device)
+    table, interpreted = _device_table(state.device)
+    fused = table.dropout
     if not interpreted:  # (triton_ops.py: the launches visible to a functionalizing trace)
         return torch.ops.ascend_rand.triton_dropout_forward(x, state, p, keep_mask)
     with _kernel_mode(interpreted), graph_state.reserving(state):
@@ -290,8 +289,8 @@ def _check_drawn_at(drawn_at, grad):
 def _regenerate_backward_impl(grad, drawn_at, p):
     _check_drawn_at(drawn_at, grad)
     if not drawn_at.is_cpu:
-        from ..backend.triton_kernels import dropout as fused
-        _, interpreted = _device_table(drawn_at.device)
+        table, interpreted = _device_table(drawn_at.device)
+        fused = table.dropout
         if not interpreted:
             return torch.ops.ascend_rand.triton_dropout_regenerate_backward(grad, drawn_at, p)
         with _kernel_mode(interpreted):

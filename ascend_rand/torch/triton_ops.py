@@ -47,17 +47,15 @@ import torch
 from . import graph_state, op_calls
 
 NAMESPACE = "ascend_rand"
-_DROPOUT_MODULE = "ascend_rand.backend.triton_kernels.dropout"
 _LAUNCH_MODULE = "ascend_rand.backend.triton_kernels.launch"
 
 
 def kernels(device):
-    """(kernel table, fused dropout module, launch module, interpreted) for ``device``
-    (``graph_state._kernels_for``'s choice; ValueError where the Triton kernels do not
-    run there)."""
+    """(kernel table, its dropout entries, launch module, interpreted) for ``device``
+    (``graph_state._kernels_for``'s choice, the device path's; ValueError where the
+    Triton kernels do not run there)."""
     table, interpreted = graph_state._kernels_for(device)
-    return (table, importlib.import_module(_DROPOUT_MODULE),
-            importlib.import_module(_LAUNCH_MODULE), interpreted)
+    return table, table.dropout, importlib.import_module(_LAUNCH_MODULE), interpreted
 
 
 @contextlib.contextmanager

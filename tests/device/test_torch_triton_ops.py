@@ -90,7 +90,6 @@ from ascend_rand.backend import device_path
 device_path._COMPILES["cuda"] = (True, "test: traced on fake CUDA tensors")
 from ascend_rand.torch import ops
 from ascend_rand.backend.triton_kernels import kernels as tk, launch
-from ascend_rand.backend.triton_kernels import dropout as td
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch._functorch.aot_autograd import aot_export_module
 from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table

@@ -39,7 +39,7 @@ with triton_support.kernel_imports():  # before triton is first imported
     from ascend_rand.backend.triton_kernels import launch  # noqa: E402
 
     device_path.kernels(interpret=not COMPILED)  # the kernel table (interpreted: repaired)
-    from ascend_rand.backend.triton_kernels import dropout as td  # noqa: E402
+    from ascend_rand.backend.triton_kernels import dropout_draws as td  # noqa: E402
 
 import ml_dtypes  # noqa: E402
 
@@ -523,8 +523,8 @@ def test_channel_kernel_equals_the_torch_operations(case, name, mode, words, mon
 def test_channel_kernel_grid_loop_and_layouts(monkeypatch, launch_counter):
     """Tiles of 32 elements and 2 programs (many tiles each): the bits of the torch
     operations; a channels_last x comes back channels_last; one launch each pass."""
-    monkeypatch.setattr(sys.modules["ascend_rand.backend.triton_kernels.channel_dropout"],
-                        "BLOCK", 32)
+    monkeypatch.setattr(sys.modules["ascend_rand.backend.triton_kernels.dropout_draws"],
+                        "CHANNEL_BLOCK", 32)
     monkeypatch.setattr(launch, "PROGRAMS", 2)
     x = values(2 * 6 * 5 * 5, "float32", 10).reshape(2, 6, 5, 5) \
         .to(memory_format=torch.channels_last)
@@ -557,8 +557,8 @@ def test_channel_kernel_units_across_tiles(inner, monkeypatch):
     """Tiles of 32 elements: units shorter than a tile (a division per element), exactly a
     tile and longer (a comparison: "wide"), starting anywhere inside a tile, and a last
     tile cut short; the bits of the torch operations."""
-    monkeypatch.setattr(sys.modules["ascend_rand.backend.triton_kernels.channel_dropout"],
-                        "BLOCK", 32)
+    monkeypatch.setattr(sys.modules["ascend_rand.backend.triton_kernels.dropout_draws"],
+                        "CHANNEL_BLOCK", 32)
     monkeypatch.setattr(launch, "PROGRAMS", 2)
     shape = (3, 7, inner)
     x = values(int(np.prod(shape)), "float32", inner).reshape(shape)

@@ -36,7 +36,7 @@ try:
 
     launches.import_triton(interpret=True)
     device_path.kernels(interpret=True)  # the kernel table (interpreted: repaired)
-    from ascend_rand.backend.triton_kernels import dropout as td  # noqa: E402
+    from ascend_rand.backend.triton_kernels import dropout_draws as td  # noqa: E402
     from ascend_rand.backend.triton_kernels import kernels as tk  # noqa: E402
     from ascend_rand.backend.triton_kernels import launch as tlaunch  # noqa: E402
     from ascend_rand.backend.triton_kernels import state as tstate  # noqa: E402

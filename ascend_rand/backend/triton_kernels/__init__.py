@@ -7,20 +7,23 @@ torch_npu), and interpreted on CPU tensors by Triton's interpreter
 ``interpreter.py``), which is how the test suite holds them to the native
 core without a device.
 
-Its modules, device code first:
+Its modules:
 
-- the entry points, one launch per draw: ``kernels.py`` (the table, with
-  the names and arguments of ``fallback.kernels``; ``fill`` and
-  ``fill_from_state`` run a Plan), ``normal_draws.py`` (the normal and
-  truncated normal draws) and ``dropout.py`` (the fused dropout, called by
-  ``ascend_rand.torch``);
-- the kernels of each draw: ``words.py`` (raw words), ``uniform.py``,
-  ``integers.py``, ``bernoulli.py`` (bits and packed masks), ``normal.py``
-  (Box-Muller, and the float64 ziggurat), ``rejection.py`` (the float32
-  ziggurat and truncated normals: one grid loop), ``pending.py`` (their
-  second phase, the rejected elements retried alone) and
-  ``channel_dropout.py`` (channel and alpha dropout's masks applied in one
-  pass, called by ``ascend_rand.torch``);
+- the host's entry points, one launch per draw, all in one table:
+  ``kernels.py`` (the table, with the names and arguments of
+  ``fallback.kernels``; ``fill`` and ``fill_from_state`` run a Plan; its
+  ``dropout`` is ``dropout_draws.py``), ``normal_draws.py`` (the normal and
+  truncated normal draws' launches) and ``dropout_draws.py`` (the fused
+  dropout's launches, its graph-safe forms and the channel and alpha
+  dropouts' one pass); ``ascend_rand.torch`` reaches them through the table
+  ``device_path`` hands it;
+- the kernels of each draw (device code): ``words.py`` (raw words),
+  ``uniform.py``, ``integers.py``, ``bernoulli.py`` (bits and packed masks),
+  ``normal.py`` (Box-Muller, and the float64 ziggurat), ``rejection.py`` (the
+  float32 ziggurat and truncated normals: one grid loop), ``pending.py``
+  (their second phase, the rejected elements retried alone), ``dropout.py``
+  (the fused dropout) and ``channel_dropout.py`` (channel and alpha dropout's
+  masks applied in one pass);
 - device functions they share: ``philox.py`` (the block function and
   counter arithmetic), ``wordops.py`` (a 32-bit word's operations in the
   uint32 or the int32 form), ``conversions.py`` (words to values),

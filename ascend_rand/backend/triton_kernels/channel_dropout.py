@@ -5,7 +5,8 @@ backend: a few bytes for N * C channels); this kernel reads x once and writes y
 once, element i taking bit ``i // inner`` of the mask (``inner`` elements a
 unit: H * W for a channel of a contiguous (N, C, H, W), 1 for alpha dropout's
 elements).  Whole tiles are read and written unmasked (16-byte accesses), the
-units found with one division a tile.  Three uses, each one launch:
+units found with one division a tile.  Three uses, each one launch
+(dropout_draws.py's ``channel_apply``):
 
 - ``MODE = 0``, channel dropout, forward and backward alike: fl_T(x * scale)
   kept (``dropout.py``'s ``_kept``: the same roundings and NaN bits as
@@ -24,8 +25,7 @@ import triton
 import triton.language as tl
 
 from .conversions import bits16_to_f32, f64_from_halves, round_f32_to_16_bits
-from .dropout import _FMT, F64, _kept, _scale_args
-from .launch import block_for, cdiv, launch
+from .dropout import _kept
 from .wordops import INT32_WORDS, word
 
 # Elements per tile (a power of two: tl.arange's rule).
@@ -122,33 +122,3 @@ def channel_kernel(out_ptr, in_ptr, mask_ptr, n, inner, scale32, scale_hi, scale
 
 
 # -- the entry point ------------------------------------------------------------------------------
-
-_VIEWS = {"float32": "int32", "float64": "int64", "float16": "int16", "bfloat16": "int16"}
-MODES = {"channel": 0, "alpha": 1, "alpha_grad": 2}
-
-
-def apply(out, src, mask, inner, mode, dtype_name, scale=0.0, a=0.0, b=0.0, dropped_bits=0):
-    """``out`` (flat, contiguous, ``src``'s dtype) from ``src`` and the packed ``mask`` (uint8,
-    on their device), element i taking bit i // ``inner``; ``mode`` one of ``MODES``.
-    ``scale`` is fl_T(1 / (1 - p)) (channel), ``a`` and ``b`` alpha dropout's float64
-    constants, ``dropped_bits`` the dropped value's bits in T.  One launch (none for n = 0)."""
-    import torch
-
-    n = src.numel()
-    if not n:
-        return out
-    fmt = _FMT[dtype_name]
-    if fmt == F64 and out.device.type == "npu":
-        raise TypeError("dropout: float64 needs float64 arithmetic, which Ascend's vector "
-                        "units lack (docs/spec.md A.6)")
-    view = getattr(torch, _VIEWS[dtype_name])
-    # (each as float32, where the format is not float64, and its float64 bits' halves)
-    scale32, scale_hi, scale_lo = _scale_args(scale, fmt)
-    a32, a_hi, a_lo = _scale_args(a, fmt)
-    b32, b_hi, b_lo = _scale_args(b, fmt)
-    block = block_for("channel_dropout", BLOCK, out.device)
-    launch(channel_kernel, out, cdiv(n, block), out.view(view), src.view(view), mask, n,
-           int(inner), scale32, scale_hi, scale_lo, a32, b32, a_hi, a_lo, b_hi, b_lo,
-           int(dropped_bits),
-           FMT=fmt, MODE=MODES[mode], WIDE=int(inner) >= block, BLOCK=block)
-    return out

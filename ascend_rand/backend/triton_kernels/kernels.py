@@ -9,6 +9,13 @@ counter)`` runs a Plan (distributions/plan.py) the way the torch backend
 does.  Engine words (MT19937's ``words=``) are not a Philox stream: those
 draws stay on the torch-operation path.
 
+The module is the one table of the package's entry points on a device: the
+draws above (the normals and truncated normals from normal_draws.py), and the
+dropouts' launches as ``dropout`` (dropout_draws.py: the fused dropout, its
+graph-safe forms and the channel and alpha dropouts' one pass).  Importing it
+imports every kernel in one mode, interpreted or compiled
+(``device_path.kernels``).
+
 Every entry also takes ``state=``, a graph-safe Generator's device state
 (state.py): the kernel then reads the seed and offset from that tensor on the
 device instead of the scalar arguments (``fill_from_state`` runs a Plan so,
@@ -27,6 +34,7 @@ import torch
 
 from ...fallback.bernoulli import mask_bytes  # the packed mask's length (spec 4.5)
 from ..torch_arrays import FLOATS, torch_dtype
+from . import dropout_draws as dropout  # noqa: F401  (the table's dropout entries)
 from . import interpreter, state as _state
 from .launch import BLOCKS, block_for, cdiv, int32, launch
 from .state import draw_source
