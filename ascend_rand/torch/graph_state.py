@@ -63,16 +63,17 @@ API (H-OPS's operators and the torch front ends use exactly this)
     the mode; RuntimeError where the mode is on another device (a draw there
     from the stale host engine would reuse the device's offsets).
 
-The Triton side (backend/triton_kernels/), which the operators call:
+The Triton side (backend/triton_kernels/), which the operators call through the
+kernel table (``table`` below: kernels.py; ``table.dropout`` is dropout_draws.py):
 
-- ``kernels.fill_from_state(plan, out, state)``: one draw, then the advance;
-- ``dropout.forward_from_state(x, state, p, keep_mask=True, out=None)`` ->
+- ``table.fill_from_state(plan, out, state)``: one draw, then the advance;
+- ``table.dropout.forward_from_state(x, state, p, keep_mask=True, out=None)`` ->
   ``(y, mask or None, drawn_at)``; ``drawn_at`` is an int64 tensor of 2
   (seed, offset actually used) written by the forward kernel's program 0, all
   a regenerate-mode backward needs;
-- ``dropout.backward_regenerate_at(grad, drawn_at, p, out=None)`` -> dx;
-- ``dropout.backward_from_mask(out, grad, mask, scale)`` (unchanged), with
-  ``dropout.dropout_scale(p, dtype)``.
+- ``table.dropout.backward_regenerate_at(grad, drawn_at, p, out=None)`` -> dx;
+- ``table.dropout.backward_from_mask(out, grad, mask, scale)`` (unchanged), with
+  ``table.dropout.dropout_scale(p, dtype)``.
 """
 
 import contextlib

@@ -31,7 +31,7 @@ import triton.language as tl
 from ...fallback import normal as _fb
 from .conversions import f64_from_halves, output_f32, output_f64, unit_float32, unit_float64
 from .detmath import log_f32, log_f64, sincos_f32, sincos_f64
-from .philox import blocks
+from .philox import tile_blocks
 from .wordops import to_word
 from .retry import element_index
 from .words import STREAM, interleave2, store4, store_tile, stream_words
@@ -63,10 +63,8 @@ def ziggurat_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     j = tl.arange(0, BLOCK)
     lane = 2 * to_word(j, LIMBS16)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
-        first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
-                                BLOCK)
-        left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
+        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 2,
+                                                  BLOCK, LIMBS16)
         i_lo, i_hi = element_index(2 * first, lane, LIMBS16)
         z0 = ziggurat_f64(x0, x1, 2 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F,
                           lo, hi, BOUNDED, LIMBS16)
@@ -98,10 +96,8 @@ def box_muller_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, s
     k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
-        first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
-                                BLOCK)
-        left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
+        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 4,
+                                                  BLOCK, LIMBS16)
         z0, z1 = box_muller_f32(x0, x1, LIMBS16)
         z2, z3 = box_muller_f32(x2, x3, LIMBS16)
         store4(out_ptr + 4 * first, j, left,
@@ -121,10 +117,8 @@ def box_muller_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     scale = f64_from_halves(scale_hi, scale_lo, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
-        first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
-                                BLOCK)
-        left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
+        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 2,
+                                                  BLOCK, LIMBS16)
         u1 = unit_float64(x0, x1, LIMBS16)
         u1 = tl.where(u1 < U1_MIN_F64, U1_MIN_F64, u1)
         t = unit_float64(x2, x3, LIMBS16) * TWO_PI_F64

@@ -183,3 +183,17 @@ def blocks(c0, c1, c2, c3, k0, k1, first, off, LIMBS16: tl.constexpr, SPAN: tl.c
     else:
         x0, x1, x2, x3 = counter_lanes(c0, c1, c2, c3, first, off, LIMBS16)
     return philox4x32_10(x0, x1, x2, x3, k0, k1, LIMBS16)
+
+
+@triton.jit
+def tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, PER_BLOCK: tl.constexpr,
+                BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
+    """The prologue of one trip of a kernel's grid loop over tiles of BLOCK Philox blocks:
+    (first, left, x0, x1, x2, x3), the tile's first block, the outputs it holds (of
+    PER_BLOCK a block, at most PER_BLOCK * BLOCK, as int32) and the four lanes of its
+    blocks first + j (``blocks`` with the tile's shared carry, SPAN = BLOCK)."""
+    first = tl.cast(tile, tl.int64) * BLOCK
+    x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                            BLOCK)
+    left = tl.minimum(n - PER_BLOCK * first, PER_BLOCK * BLOCK).to(tl.int32)
+    return first, left, x0, x1, x2, x3

@@ -25,7 +25,7 @@ import triton.language as tl
 
 from .conversions import output_f32
 from .pending import RETRY, queue, queued, queued_count, start
-from .philox import blocks
+from .philox import blocks, tile_blocks
 from .retry import element_index
 from .truncated import proposal_first_f32, proposal_retry_f32
 from .wordops import shr, to_word
@@ -99,10 +99,8 @@ def _tiles(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, scale, lo, h
     total = start(rows, CAP)
     done = 0
     for tile in range(tl.program_id(0), tl.cdiv(n, TILE), tl.num_programs(0)):
-        first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
-                                BLOCK)
-        left = tl.minimum(n - 4 * first, TILE).to(tl.int32)
+        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 4,
+                                                  BLOCK, LIMBS16)
         i_lo, i_hi = element_index(4 * first, lane, LIMBS16)  # element 4 (first + j), lane 0's
         if SAMPLER == PROPOSAL:
             # One vector over the tile (element 4 first + e from the tile's word e), so that

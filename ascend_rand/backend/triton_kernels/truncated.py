@@ -34,7 +34,7 @@ import triton.language as tl
 from .conversions import f64_from_halves, output_f32, output_f64, unit_float32, unit_float64
 from .detmath import exp_f32, exp_f64, log_f32, log_f64, negated
 from .pending import index64
-from .philox import blocks
+from .philox import tile_blocks
 from .wordops import to_word
 from .retry import element_index, open_unit_float32, open_unit_float64, retry_block
 from .words import STREAM, interleave2, store_tile, stream_words
@@ -151,10 +151,8 @@ def proposal_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     j = tl.arange(0, BLOCK)
     lane = 2 * to_word(j, LIMBS16)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
-        first = tl.cast(tile, tl.int64) * BLOCK
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
-                                BLOCK)
-        left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
+        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 2,
+                                                  BLOCK, LIMBS16)
         i_lo, i_hi = element_index(2 * first, lane, LIMBS16)
         z0 = proposal_f64(x0, x1, 2 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1,
                           a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)

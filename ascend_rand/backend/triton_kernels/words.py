@@ -15,8 +15,8 @@ and reads the seed and offset from it on the device (``stream_words``).
 import triton
 import triton.language as tl
 
-from .philox import blocks
-from .wordops import to_word, word
+from .philox import tile_blocks
+from .wordops import word
 
 # Scalar arguments are never specialised: a key or counter word of 1 (or a multiple of 16)
 # would otherwise compile a kernel of its own.
@@ -93,10 +93,8 @@ def raw_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
-        first = tl.cast(tile, tl.int64) * BLOCK  # the tile's first Philox block
-        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
-                                BLOCK)
-        left = tl.minimum(n - 4 * first, 4 * BLOCK).to(tl.int32)
+        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 4,
+                                                  BLOCK, LIMBS16)  # the tile's first Philox block
         x0 = x0.to(tl.int32, bitcast=True)
         x1 = x1.to(tl.int32, bitcast=True)
         x2 = x2.to(tl.int32, bitcast=True)
