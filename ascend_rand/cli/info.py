@@ -170,7 +170,7 @@ def ascend_compile_state():
 
     >>> state = ascend_compile_state()
     >>> sorted(state["targets"])
-    ['Ascend910B3']
+    ['Ascend910B3', 'Ascend910_9392']
     >>> all(t["kernels"] == len(t["passed"]) + len(t["refused"]) for t in state["targets"].values())
     True
     """

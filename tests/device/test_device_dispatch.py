@@ -173,15 +173,26 @@ def test_a_device_without_a_compiling_triton_takes_the_mirror(monkeypatch):
         device_path.route("cuda", plan)
 
 
-def test_float64_stays_on_the_mirror_on_an_npu(monkeypatch):
-    """Ascend's vector units have no float64 arithmetic (spec A.6): the mirror draws it."""
-    class Table:
-        @staticmethod
-        def supports(plan):
-            return True
+class _EveryPlan:
+    """A kernel table that runs every plan (the rules after it are ``decide``'s own)."""
 
-    monkeypatch.setattr(device_path, "_triton_table", lambda *args: (None, Table, False))
+    @staticmethod
+    def supports(plan):
+        return True
+
+
+@pytest.fixture
+def compiled_everywhere(monkeypatch):
+    """``decide`` as on a device whose Triton compiles the kernels, ASCEND_RAND_DEVICE_KERNELS
+    unset."""
+    monkeypatch.setattr(device_path, "_triton_table", lambda *args: (None, _EveryPlan, False))
     monkeypatch.delenv(ENV, raising=False)
+    return _EveryPlan
+
+
+def test_float64_stays_on_the_mirror_on_an_npu(compiled_everywhere):
+    """Ascend's vector units have no float64 arithmetic (spec A.6): the mirror draws it."""
+    Table = compiled_everywhere
     f64 = duni.plan_uniform(4, "float64", 0.0, 1.0)
     f32 = duni.plan_uniform(4, "float32", 0.0, 1.0)
     decision = device_path.decide("npu", f64)
@@ -191,17 +202,11 @@ def test_float64_stays_on_the_mirror_on_an_npu(monkeypatch):
     assert device_path.decide("cuda", f64).path == device_path.TRITON
 
 
-def test_engine_words_are_the_mirrors_by_the_one_decision(monkeypatch):
+def test_engine_words_are_the_mirrors_by_the_one_decision(compiled_everywhere):
     """An MT19937 Generator's draw reads its engine's words, not a Philox stream: ``decide``
     sends it to the mirror, with the reason, before anything is reserved (prepare); the
     backend's run never reroutes."""
-    class Table:
-        @staticmethod
-        def supports(plan):
-            return True
-
-    monkeypatch.setattr(device_path, "_triton_table", lambda *args: (None, Table, False))
-    monkeypatch.delenv(ENV, raising=False)
+    Table = compiled_everywhere
     plan = duni.plan_uniform(4, "float32", 0.0, 1.0)
     decision = device_path.decide("cuda", plan, engine_words=True)
     assert decision.path == device_path.MIRROR and "MT19937" in decision.why
