@@ -5,8 +5,8 @@ Mirrors ``csrc/core/bernoulli.h`` and the Bernoulli kernels of
 StatelessDropOutGenMask).  One source for the NumPy backend (host arrays) and the
 torch backend's mirror path (tensors on any device), over ``arrays.py``'s
 conventions.  Each kernel fills a flat, contiguous ``out`` that the Python layer
-has already validated and allocated.  ``apply_mask`` and the threshold helpers
-below are host code (NumPy and Python floats), used by the plans and launchers.
+has already validated and allocated.  ``apply_mask`` is host code (NumPy); the mask's
+length and the threshold T(p) are ascend_rand/tables/masks.py's.
 
 >>> import numpy as np
 >>> out = np.empty(16, dtype=np.uint8)
@@ -15,24 +15,19 @@ below are host code (NumPy and Python floats), used by the plans and launchers.
 [31, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
 """
 
-import functools
-
 import numpy as np
 
 from . import arrays, philox
 # ALL_ONES_THRESHOLD, T(p) for p = 1: every word gives a 1 (docs/spec.md sections 4 and
 # 4A, the special case); Ascend pads a packed mask to whole groups of MASK_GROUP_BITS.
 from ..tables.constants import ALL_ONES_THRESHOLD, MASK_GROUP_BITS
+# The mask's length and the threshold T(p), the rules every layer reads (re-exported).
+from ..tables.masks import curand_uniform_scalar, keep_threshold, mask_bytes, threshold
 from .conversions import curand_uniform
 
 __all__ = ["ALL_ONES_THRESHOLD", "MASK_GROUP_BITS", "apply_mask", "bernoulli",
            "bernoulli_packed", "bits", "curand_uniform_scalar", "keep_threshold", "mask_bytes",
            "pack_little", "probabilities", "threshold"]
-
-
-def mask_bytes(n):
-    """Length of the packed mask of ``n`` bits: ceil(n / 128) * 16 bytes."""
-    return -(-n // MASK_GROUP_BITS) * (MASK_GROUP_BITS // 8)
 
 
 def probabilities(probs, n, like, what="bernoulli"):
@@ -159,39 +154,3 @@ def apply_mask(out, x, mask, scale):
     with np.errstate(over="ignore", invalid="ignore"):
         np.multiply(x.reshape(-1), x.dtype.type(scale), out=out.reshape(-1))
     out.reshape(-1)[~keep] = 0.0
-
-
-# -- the threshold of a probability (docs/spec.md sections 4 and 4A) --------------------------
-# Here, with the mask kernels, so every layer that needs T(p) (the plans, the device
-# kernels' launchers) imports it downward.
-
-def curand_uniform_scalar(w):
-    """f(w) = fl32((w + 0.5) * 2**-32) for one word: float64 holds (w + 0.5) * 2**-32 exactly."""
-    return float(np.float32((w + 0.5) * 2.0 ** -32))
-
-
-@functools.lru_cache(maxsize=256)
-def threshold(p32):
-    """T(p): the number of words w with f(w) < p, for a float32 value p in [0, 1].
-
-    f is non-decreasing, so those words are exactly {0, ..., T - 1}: a binary
-    search for the first w with f(w) >= p.  p = 1 is the one special case:
-    T(1) = 2**32 (every word), where the bare rule would drop the top 128
-    words, whose f(w) rounds to 1.0.
-    """
-    if p32 >= 1.0:
-        return ALL_ONES_THRESHOLD
-    lo, hi = 0, 1 << 32  # the answer lies in [lo, hi]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if curand_uniform_scalar(mid) < p32:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-def keep_threshold(p_drop):
-    """T of fl32(1 - p_drop), the subtraction in float64 (Ascend's keep_prob): bit i of a
-    dropout mask keeps where w_i < T.  ``p_drop`` is a checked float in [0, 1]."""
-    return threshold(float(np.float32(1.0 - p_drop)))

@@ -9,21 +9,20 @@ import math
 import numpy as np
 
 from .. import _dtypes, _validate
-from ..fallback import bernoulli as _bernoulli
 from ..fallback import conversions as _conv
+from ..tables import masks as _masks
 from .plan import Plan, words_for
 from .uniform import in_dtype
 
-ALL_ONES_THRESHOLD = _bernoulli.ALL_ONES_THRESHOLD
-mask_bytes = _bernoulli.mask_bytes
+mask_bytes = _masks.mask_bytes
 
 _BOOL = np.dtype(np.bool_)
 _UINT8 = np.dtype(np.uint8)
 
 
-# -- the threshold: the fallback's (fallback/bernoulli.py), where the device kernels take it too
-curand_uniform = _bernoulli.curand_uniform_scalar
-threshold = _bernoulli.threshold
+# -- the threshold: ascend_rand/tables/masks.py's, where the fallback and the device kernels take it
+curand_uniform = _masks.curand_uniform_scalar
+threshold = _masks.threshold
 
 
 # -- argument checks -------------------------------------------------------------------------------

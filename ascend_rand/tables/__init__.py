@@ -1,4 +1,5 @@
-"""The numbers docs/spec.md fixes, generated from one source and shared by every implementation.
+"""The numbers docs/spec.md fixes and the scalar rules that derive from them, shared by every
+implementation.
 
 - ``constants.py``: the stream format's constants (slots, codes, thresholds, retry
   region), written by tools/gen_constants.py from csrc/constants.toml, with
@@ -6,8 +7,10 @@
 - ``ziggurat_tables.py``: the ziggurat's layers (tools/gen_ziggurat_tables.py, with
   csrc/core/ziggurat_tables.h);
 - ``mt19937_charpoly.py``: MT19937's characteristic polynomial for jump-ahead
-  (tools/gen_mt19937_charpoly.py, with csrc/core/mt19937_charpoly.h).
+  (tools/gen_mt19937_charpoly.py, with csrc/core/mt19937_charpoly.h);
+- ``masks.py`` (hand-written): the packed mask's length and the keep threshold T(p)
+  (spec 4.1-4.5), from the generated constants.
 
 The engines, the plans, the backends, the Triton kernels and the NumPy fallback all
-read them here; this package imports nothing.
+read them here; this package imports nothing of the rest of ascend_rand.
 """

@@ -8,9 +8,9 @@ forms, from a device state or a forward's ``drawn_at``; ``channel_apply`` for th
 and alpha dropouts.  Reached through the kernel table (kernels.py, ``table.dropout``).
 """
 
-from ...fallback import bernoulli as _fb_bernoulli
 from ...fallback import conversions as _fb_conversions
-from ...fallback.bernoulli import mask_bytes  # the packed mask's length (spec 4.5)
+from ...tables import masks as _masks
+from ...tables.masks import mask_bytes  # the packed mask's length (spec 4.5)
 from ..torch_arrays import FLOATS, dtype_name
 from .channel_dropout import BLOCK as CHANNEL_BLOCK, channel_kernel
 from .dropout import BF16, BLOCK, F16, F32, F64, dropout_kernel
@@ -138,8 +138,8 @@ def _dtype_name(dtype):
 
 def keep_threshold(p):
     """T of spec 4.2 for drop probability ``p``: bit i keeps where w_i < T, the threshold
-    of fl32(1 - p) (``plan_dropout_mask``'s; fallback/bernoulli.py, cached)."""
-    return _fb_bernoulli.keep_threshold(float(p))
+    of fl32(1 - p) (``plan_dropout_mask``'s; ascend_rand/tables/masks.py, cached)."""
+    return _masks.keep_threshold(float(p))
 
 
 def dropout_scale(p, dtype):

@@ -32,7 +32,8 @@ import struct
 import numpy as np
 import torch
 
-from ...fallback.bernoulli import mask_bytes  # the packed mask's length (spec 4.5)
+from ...tables.constants import ALL_ONES_THRESHOLD
+from ...tables.masks import mask_bytes  # the packed mask's length (spec 4.5)
 from ..torch_arrays import FLOATS, torch_dtype
 from . import dropout_draws as dropout  # noqa: F401  (the table's dropout entries)
 from . import interpreter, state as _state
@@ -49,7 +50,6 @@ interpreter.patch()
 # The draws these kernels run (permutations and MT19937 draws do not).
 KERNELS = ("raw", "uniform", "integers", "bernoulli", "bernoulli_packed", "normal",
            "truncated_normal")
-_ALL_ONES_THRESHOLD = 1 << 32
 _INT_WIDTH = {torch.int8: 8, torch.uint8: 8, torch.int16: 16, torch.uint16: 16,
               torch.int32: 32, torch.uint32: 32, torch.int64: 64, torch.uint64: 64}
 _VIEW = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int32}
@@ -174,7 +174,7 @@ def _threshold_args(threshold, probs):
     if probs is not None:
         return 0, 0
     if isinstance(threshold, bool) or not isinstance(threshold, (int, np.integer)) \
-            or not 0 <= threshold <= _ALL_ONES_THRESHOLD:
+            or not 0 <= threshold <= ALL_ONES_THRESHOLD:
         raise ValueError(f"bernoulli: threshold must be an int in [0, 2**32], got {threshold!r}")
     threshold = int(threshold)
     return int32(threshold - 1), int(threshold > 0)
