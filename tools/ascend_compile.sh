@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every device kernel compiled for Ascend (Atlas A2) with triton-ascend and
+# Every device kernel compiled for Ascend (Atlas A2 and A3) with triton-ascend and
 # bishengir, as far as a machine without CANN allows (tools/ascend_compile.py; docs/npu.md,
 # "Compiled for Ascend").
 #
