@@ -38,8 +38,9 @@ def bernoulli_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     tm1 = word(t_minus_1, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 4,
-                                                  BLOCK, LIMBS16)
+        first = tl.cast(tile, tl.int64) * BLOCK
+        left, x0, x1, x2, x3 = tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, 4, BLOCK,
+                                           LIMBS16)
         p = probs_ptr + 4 * first if HAS_PROBS else probs_ptr
         store4(out_ptr + 4 * first, j, left,
                _bit(x0, p, 4 * j, 4 * j < left, tm1, t_nonzero, HAS_PROBS,

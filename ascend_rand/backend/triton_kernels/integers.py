@@ -14,7 +14,7 @@ import triton.language as tl
 from triton.language import core  # add / sub / mul with sanitize_overflow (tl has no mul in 3.2)
 
 from .conversions import integer_offset_128, integer_offset_64
-from .philox import tile_blocks
+from .philox import blocks, tile_blocks
 from .wordops import to_word, ult, word
 from .words import STREAM, interleave2, interleave4, store_tile, stream_words
 
@@ -52,8 +52,12 @@ def integers_64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     r = word(rm1, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 2,
-                                                  BLOCK, LIMBS16)
+        first = tl.cast(tile, tl.int64) * BLOCK
+        # (tile_blocks' prologue written out: through the helper, bishengir would be given
+        # its constants in another order, and this kernel's compile record redone)
+        x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
+                                BLOCK)
+        left = tl.minimum(n - 2 * first, 2 * BLOCK).to(tl.int32)
         # Offsets below 2**32: their high word is 0.
         if WIDTH == 64:
             dst = out_ptr + 4 * first
@@ -84,8 +88,9 @@ def integers_128_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     rl = word(r_lo, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, BLOCK), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 1,
-                                                  BLOCK, LIMBS16)
+        first = tl.cast(tile, tl.int64) * BLOCK
+        left, x0, x1, x2, x3 = tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, 1, BLOCK,
+                                           LIMBS16)
         if FULL:
             off_hi, off_lo = x0, x1
         else:

@@ -63,8 +63,9 @@ def ziggurat_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     j = tl.arange(0, BLOCK)
     lane = 2 * to_word(j, LIMBS16)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 2,
-                                                  BLOCK, LIMBS16)
+        first = tl.cast(tile, tl.int64) * BLOCK
+        left, x0, x1, x2, x3 = tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, 2, BLOCK,
+                                           LIMBS16)
         i_lo, i_hi = element_index(2 * first, lane, LIMBS16)
         z0 = ziggurat_f64(x0, x1, 2 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1, W, K, F,
                           lo, hi, BOUNDED, LIMBS16)
@@ -96,8 +97,9 @@ def box_muller_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, s
     k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 4,
-                                                  BLOCK, LIMBS16)
+        first = tl.cast(tile, tl.int64) * BLOCK
+        left, x0, x1, x2, x3 = tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, 4, BLOCK,
+                                           LIMBS16)
         z0, z1 = box_muller_f32(x0, x1, LIMBS16)
         z2, z3 = box_muller_f32(x2, x3, LIMBS16)
         store4(out_ptr + 4 * first, j, left,
@@ -117,8 +119,9 @@ def box_muller_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     scale = f64_from_halves(scale_hi, scale_lo, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 2,
-                                                  BLOCK, LIMBS16)
+        first = tl.cast(tile, tl.int64) * BLOCK
+        left, x0, x1, x2, x3 = tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, 2, BLOCK,
+                                           LIMBS16)
         u1 = unit_float64(x0, x1, LIMBS16)
         u1 = tl.where(u1 < U1_MIN_F64, U1_MIN_F64, u1)
         t = unit_float64(x2, x3, LIMBS16) * TWO_PI_F64

@@ -186,14 +186,19 @@ def blocks(c0, c1, c2, c3, k0, k1, first, off, LIMBS16: tl.constexpr, SPAN: tl.c
 
 
 @triton.jit
-def tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, PER_BLOCK: tl.constexpr,
+def tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, PER_BLOCK: tl.constexpr,
                 BLOCK: tl.constexpr, LIMBS16: tl.constexpr):
-    """The prologue of one trip of a kernel's grid loop over tiles of BLOCK Philox blocks:
-    (first, left, x0, x1, x2, x3), the tile's first block, the outputs it holds (of
-    PER_BLOCK a block, at most PER_BLOCK * BLOCK, as int32) and the four lanes of its
-    blocks first + j (``blocks`` with the tile's shared carry, SPAN = BLOCK)."""
-    first = tl.cast(tile, tl.int64) * BLOCK
+    """The prologue of one trip of a kernel's grid loop over tiles of BLOCK Philox blocks,
+    from the tile's first block ``first``: (left, x0, x1, x2, x3), the outputs the tile
+    holds (of PER_BLOCK a block, at most PER_BLOCK * BLOCK, as int32) and the four lanes
+    of its blocks first + j (``blocks`` with the tile's shared carry, SPAN = BLOCK).
+    ``first`` stays the kernel's own: an address computed from a helper's result would
+    be, to torch's analysis of the kernel (triton_kernel_wrap), derived from every
+    argument of the helper, the stream's key among them."""
     x0, x1, x2, x3 = blocks(c0, c1, c2, c3, k0, k1, first, to_word(j, LIMBS16), LIMBS16,
                             BLOCK)
-    left = tl.minimum(n - PER_BLOCK * first, PER_BLOCK * BLOCK).to(tl.int32)
-    return first, left, x0, x1, x2, x3
+    if PER_BLOCK == 1:  # (n - first: no product by one in the IR)
+        left = tl.minimum(n - first, BLOCK).to(tl.int32)
+    else:
+        left = tl.minimum(n - PER_BLOCK * first, PER_BLOCK * BLOCK).to(tl.int32)
+    return left, x0, x1, x2, x3

@@ -99,8 +99,9 @@ def _tiles(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, scale, lo, h
     total = start(rows, CAP)
     done = 0
     for tile in range(tl.program_id(0), tl.cdiv(n, TILE), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 4,
-                                                  BLOCK, LIMBS16)
+        first = tl.cast(tile, tl.int64) * BLOCK
+        left, x0, x1, x2, x3 = tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, 4, BLOCK,
+                                           LIMBS16)
         i_lo, i_hi = element_index(4 * first, lane, LIMBS16)  # element 4 (first + j), lane 0's
         if SAMPLER == PROPOSAL:
             # One vector over the tile (element 4 first + e from the tile's word e), so that

@@ -151,8 +151,9 @@ def proposal_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     j = tl.arange(0, BLOCK)
     lane = 2 * to_word(j, LIMBS16)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 2,
-                                                  BLOCK, LIMBS16)
+        first = tl.cast(tile, tl.int64) * BLOCK
+        left, x0, x1, x2, x3 = tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, 2, BLOCK,
+                                           LIMBS16)
         i_lo, i_hi = element_index(2 * first, lane, LIMBS16)
         z0 = proposal_f64(x0, x1, 2 * j < left, i_lo, i_hi, c0, c1, c2, c3, k0, k1,
                           a, b, width, m2, lam, EXPONENTIAL, MIRROR, LIMBS16)

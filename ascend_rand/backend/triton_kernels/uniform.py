@@ -32,8 +32,9 @@ def uniform_f32_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, low, 
     k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 4,
-                                                  BLOCK, LIMBS16)
+        first = tl.cast(tile, tl.int64) * BLOCK
+        left, x0, x1, x2, x3 = tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, 4, BLOCK,
+                                           LIMBS16)
         store4(out_ptr + 4 * first, j, left,
                _scale(unit_float32(x0), low, span, SCALED),
                _scale(unit_float32(x1), low, span, SCALED),
@@ -56,8 +57,9 @@ def uniform_16_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, low, s
     k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 4,
-                                                  BLOCK, LIMBS16)
+        first = tl.cast(tile, tl.int64) * BLOCK
+        left, x0, x1, x2, x3 = tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, 4, BLOCK,
+                                           LIMBS16)
         store4(out_ptr + 4 * first, j, left,
                _bits16(x0, low, span, SCALED, FP16, LIMBS16),
                _bits16(x1, low, span, SCALED, FP16, LIMBS16),
@@ -77,8 +79,9 @@ def uniform_f64_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     span = f64_from_halves(span_hi, span_lo, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 2 * BLOCK), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 2,
-                                                  BLOCK, LIMBS16)
+        first = tl.cast(tile, tl.int64) * BLOCK
+        left, x0, x1, x2, x3 = tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, 2, BLOCK,
+                                           LIMBS16)
         store_tile(out_ptr + 2 * first, left,
                    interleave2(_scale(unit_float64(x0, x1, LIMBS16), low, span, SCALED),
                                _scale(unit_float64(x2, x3, LIMBS16), low, span, SCALED)))

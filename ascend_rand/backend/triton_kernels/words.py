@@ -93,8 +93,9 @@ def raw_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3,
     k0, k1, c0, c1, c2, c3 = stream_words(key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, LIMBS16)
     j = tl.arange(0, BLOCK)
     for tile in range(tl.program_id(0), tl.cdiv(n, 4 * BLOCK), tl.num_programs(0)):
-        first, left, x0, x1, x2, x3 = tile_blocks(tile, n, c0, c1, c2, c3, k0, k1, j, 4,
-                                                  BLOCK, LIMBS16)  # the tile's first Philox block
+        first = tl.cast(tile, tl.int64) * BLOCK  # the tile's first Philox block
+        left, x0, x1, x2, x3 = tile_blocks(first, n, c0, c1, c2, c3, k0, k1, j, 4, BLOCK,
+                                           LIMBS16)
         x0 = x0.to(tl.int32, bitcast=True)
         x1 = x1.to(tl.int32, bitcast=True)
         x2 = x2.to(tl.int32, bitcast=True)
