@@ -57,7 +57,7 @@ TEST_FILES = ("tests/device/test_triton_kernels.py", "tests/device/test_triton_n
               "tests/device/test_triton_dropout.py",
               # the graph-safe device state: capture/replay and compiled training on CUDA
               "tests/device/test_triton_state.py", "tests/device/test_graph_capture.py",
-              "tests/torch/test_torch_compile.py")
+              "tests/frameworks/test_torch_compile.py")
 SWITCH = "ASCEND_RAND_TRITON_TEST_DEVICE"  # the test files' compiled-mode switch
 TIME_LIMIT_S = 290.0
 BENCH_RESERVE_S = {True: 100.0, False: 40.0}  # time kept for the benchmark (CUDA, CPU)

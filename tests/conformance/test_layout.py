@@ -250,3 +250,42 @@ def test_the_circle_check_finds_a_lazy_circle(monkeypatch):
     assert [kernels + "launch", kernels + "state"] in circles(import_graph())
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+# -- the test folders (issue 32 item 7) -------------------------------------------------------
+
+# What the package and its tests import where it is installed (pyproject's extras and the
+# peers): a test folder with one of these names would be imported in its place, as a
+# namespace package, wherever tests/ is on the path and the package is not installed.
+OPTIONAL = {"torch", "torch_npu", "triton", "mindspore", "tensorflow", "randomgen", "scipy",
+            "cffi", "atheris", "matplotlib", "rich", "hypothesis", "cryptography", "mpmath",
+            "ml_dtypes", "numpy", "pytest", "mkl_random"}
+
+
+def shadowed(folders, importable):
+    """The folder names that would stand in for an optional package or hide an installed
+    module (``importable(name)``: whether one is importable from outside tests/)."""
+    return sorted(f for f in folders if f in OPTIONAL or importable(f))
+
+
+def test_no_test_folder_stands_in_for_a_package():
+    # (the oldest-dependencies run, which has no torch, found tests/torch/ imported as
+    # torch: "module 'torch' has no attribute '__version__'")
+    import importlib.util
+    import sys
+
+    tests = Path(__file__).resolve().parents[1]
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))}
+    assert {"engines", "device", "frameworks", "conformance"} <= folders
+
+    def importable(name):
+        saved = sys.path[:]
+        sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != tests]
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.path[:] = saved
+        return spec is not None and spec.origin is not None  # a real module, not a folder
+
+    assert shadowed(folders - {"data"}, importable) == []
+    assert shadowed({"torch", "docs", "cli"}, lambda name: name == "cli") == ["cli", "torch"]

@@ -1,7 +1,7 @@
 """ascend_rand.mindspore: MindSpore initialisers with ascend_rand.torch.init's values.
 
 Expected values are ascend_rand.torch.init's (held to torch's formulas by
-tests/torch/test_torch_init.py) for an identical Generator, and, for a few cases,
+tests/frameworks/test_torch_init.py) for an identical Generator, and, for a few cases,
 the formula written out here on a Generator draw; every comparison is bit for
 bit.  Parameters are built the way MindSpore users build them: through
 ``initializer(...)`` and ``Parameter``, and through ``nn.Dense`` / ``nn.Conv2d``.
