@@ -14,13 +14,9 @@ import numpy as np
 
 from .. import _dtypes
 from .base import host_view
+from .torch_arrays import _torch
 
 _OP = "ascend_rand::fill_"
-
-
-def _torch():
-    import torch
-    return torch
 
 
 _registered = False

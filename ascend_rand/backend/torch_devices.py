@@ -1,7 +1,7 @@
 """Which devices torch can use here: torch_npu's state, a device string read as a torch.device,
 and the one usability check every path into a draw makes before it reserves anything.
 
-Imports nothing of the package but ``base`` (its error type); torch (and torch_npu, where
+Imports nothing of the package but ``base`` (its error type) and ``torch_arrays``; torch (and torch_npu, where
 installed) is imported on first use.
 """
 
@@ -9,11 +9,7 @@ import importlib
 import importlib.util
 
 from .base import BackendUnavailableError
-
-
-def _torch():
-    import torch
-    return torch
+from .torch_arrays import _torch
 
 
 def npu_state():

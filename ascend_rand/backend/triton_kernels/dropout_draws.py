@@ -11,7 +11,7 @@ and alpha dropouts.  Reached through the kernel table (kernels.py, ``table.dropo
 from ...fallback import conversions as _fb_conversions
 from ...tables import masks as _masks
 from ...tables.masks import mask_bytes  # the packed mask's length (spec 4.5)
-from ..torch_arrays import FLOATS, dtype_name
+from ..torch_arrays import FLOATS, _torch, dtype_name
 from .channel_dropout import BLOCK as CHANNEL_BLOCK, channel_kernel
 from .dropout import BF16, BLOCK, F16, F32, F64, dropout_kernel
 from .launch import block_for, cdiv, int32, launch, stream_args
@@ -157,12 +157,6 @@ def _state_words(source, drawn_at=None):
     counter's low half 0 (a Generator draw's, spec 2.4)."""
     drawn = 0 if drawn_at is None else drawn_at.view(-1).view(_torch().int32)
     return (source, drawn, 0, 0, 0, 0)
-
-
-def _torch():
-    import torch
-
-    return torch
 
 
 def _check_drawn_at(drawn_at, device, what):
