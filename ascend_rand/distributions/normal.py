@@ -6,14 +6,11 @@ import ml_dtypes
 import numpy as np
 
 from .. import _dtypes, _validate
-from ..tables.constants import TRUNCATED_METHOD_CODES
-from .plan import Plan, words_for
-from .uniform import in_dtype, output_shape
-
 # The truncated normal's proposal methods, one name a code (csrc/constants.toml,
 # TruncMethod in C++), as fallback/normal.py names them.
-TRUNC_ZIGGURAT, TRUNC_UNIFORM, TRUNC_EXPONENTIAL = (
-    TRUNCATED_METHOD_CODES[m] for m in ("ziggurat", "uniform", "exponential"))
+from ..fallback.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
+from .plan import Plan, words_for
+from .uniform import in_dtype, output_shape
 
 NORMAL_METHODS = ("ziggurat", "box_muller")
 

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ...tables import ziggurat_tables as _zt
-from ...tables.constants import TRUNCATED_METHOD_CODES
+from ...fallback.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
 from ..torch_arrays import FLOATS, torch_dtype
 from .launch import block_for, cdiv, int32, launch, programs
 from .state import draw_source
@@ -27,10 +27,6 @@ from .pending import ring_size, scratch_words
 from .normal import box_muller_f64_kernel, box_muller_kernel, ziggurat_f64_kernel
 from .rejection import proposal_kernel, ziggurat_kernel
 from .truncated import proposal_f64_kernel
-
-# The truncated normal's methods, one name a code (csrc/constants.toml).
-TRUNC_ZIGGURAT, TRUNC_UNIFORM, TRUNC_EXPONENTIAL = (
-    TRUNCATED_METHOD_CODES[m] for m in ("ziggurat", "uniform", "exponential"))
 
 # Philox blocks per tile, by kernel family (powers of two): a float32-family tile has
 # 4 * BLOCK elements, a float64 one 2 * BLOCK.  A sampler's retry loop keeps about
