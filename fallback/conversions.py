@@ -18,63 +18,26 @@ op by op, one rounding per operation, never fused.
 True
 """
 
-import functools
-
-import numpy as np
-
 from . import arrays, philox
 from .arrays import bits_view, join64, to_signed
 from .philox import MASK32, mulhilo32
-
-# (explicit mantissa bits, exponent bits) of the 16-bit formats.
-FORMAT_FLOAT16 = (10, 5)
-FORMAT_BFLOAT16 = (7, 8)
+from ..tables.formats import FORMAT_BFLOAT16, FORMAT_FLOAT16, round_bits_to_16
 
 
 # -- rounding double -> float16 / bfloat16 ---------------------------------------------------------
 
 def round_f64_to_16(x, fmt):
-    """Round a float64 tensor to float16/bfloat16 bits, to nearest, ties to even.
+    """Round a float64 array (NumPy or torch) to float16/bfloat16 bits, to nearest, ties to
+    even: the one rounding of ``ascend_rand/tables/formats.py`` (``round_bits_to_16``) on
+    the int64 view of ``x``.  Inputs are finite; results too large for the format become
+    infinity.  Returns int64 values in [0, 2**16).
 
-    NumPy rounds float64 -> float16 correctly, but ml_dtypes has gone through
-    float32 for bfloat16 (a double rounding), so both formats use this one
-    function, written from the IEEE-754 encoding on the int64 view of ``x``.
-    Inputs are finite; results too large for the format become infinity.
-    Returns int64 values in [0, 2**16).
-
+    >>> import numpy as np
     >>> hex(round_f64_to_16(np.array([1 + 2**-8 + 2**-40]), FORMAT_BFLOAT16)[0])
     '0x3f81'
     """
     xp = arrays.namespace(x)
-    mant_bits, exp_bits = fmt
-    bias = (1 << (exp_bits - 1)) - 1
-    u = xp.bitcast(xp.astype(x, xp.float64), xp.int64)
-    sign = (u >> 63) & 1
-    biased = (u >> 52) & 0x7FF
-    frac = u & ((1 << 52) - 1)
-    sig = frac | (1 << 52)
-    exponent = biased - 1023
-    # Normal targets keep mant_bits fraction bits; subnormal ones fewer.
-    shift = (52 - mant_bits) + xp.clamp((1 - bias) - exponent, min=0)
-    shift = xp.clamp(shift, max=60)
-    q = sig >> shift
-    one = xp.ones_like(shift)
-    rem = sig & ((one << shift) - 1)
-    half = one << (shift - 1)
-    up = (rem > half) | ((rem == half) & ((q & 1) == 1))
-    q = q + xp.astype(up, xp.int64)
-    normal = exponent >= (1 - bias)
-    # For a normal result the implicit bit of q carries into the exponent field,
-    # which also handles a round-up to the next binade.
-    bits = xp.where(
-        normal,
-        (xp.clamp(exponent + bias - 1, min=0) << mant_bits) + q,
-        q,
-    )
-    inf_bits = ((1 << exp_bits) - 1) << mant_bits
-    bits = xp.clamp(bits, max=inf_bits)
-    bits = xp.where(biased == 0, 0, bits)  # zero (never subnormal inputs)
-    return bits | (sign << (mant_bits + exp_bits))
+    return round_bits_to_16(xp.bitcast(xp.astype(x, xp.float64), xp.int64), fmt)
 
 
 def bits16_to_f64(bits, fmt):
@@ -212,6 +175,7 @@ def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None, word_c
 def curand_uniform(w):
     """f(w) = fl32((w + 0.5) * 2**-32): exact in float64, rounded once to float32.
 
+    >>> import numpy as np
     >>> curand_uniform(np.array([0, 2**32 - 1])).tolist()  # 2**-33 and (rounded up) 1.0
     [1.1641532182693481e-10, 1.0]
     """
@@ -315,35 +279,3 @@ def integers(out, key, ctr_lo, ctr_hi, low_bits, range_minus_1, words=None, word
             value = to_signed(lo, width)
         dst[start:start + value.shape[0]] = value
 
-
-# -- one value rounded to a float format ------------------------------------------------------
-# Parameters (bounds, scales) are rounded once to the draw's dtype (docs/spec.md 3.3); the
-# 16-bit formats by this module's correctly rounded conversion (ml_dtypes has rounded
-# float64 -> bfloat16 through float32, twice, in some versions).
-
-def rounded(value, name):
-    """``value`` rounded to nearest-even in the float dtype ``name``, as a Python float.
-
-    Cached under the exact value, sign of zero included (0.0 == -0.0 as dict keys): a
-    draw's parameters repeat from call to call, and the 16-bit rounding is a dozen NumPy
-    calls.
-
-    >>> rounded(0.1, "bfloat16"), rounded(-0.0, "float32"), rounded(1e39, "float32")
-    (0.10009765625, -0.0, inf)
-    """
-    return _rounded(float(value).hex(), name)
-
-
-@functools.lru_cache(maxsize=1024)
-def _rounded(value_hex, name):
-    value = float.fromhex(value_hex)
-    if name in ("float16", "bfloat16"):
-        fmt = FORMAT_FLOAT16 if name == "float16" else FORMAT_BFLOAT16
-        bits = round_f64_to_16(np.array([value], dtype=np.float64), fmt)
-        return float(bits16_to_f64(bits, fmt)[0])
-    if name == "float64":
-        return value
-    if name != "float32":
-        raise ValueError(f"rounded: {name!r} is not a float format")
-    with np.errstate(over="ignore"):
-        return float(np.float32(value))

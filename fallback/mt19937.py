@@ -26,17 +26,15 @@ import numpy as np
 from . import arrays, philox
 from . import conversions as _conv
 from .arrays import bits_view, to_signed
+from ..tables.constants import MT19937_LOWER_MASK as LOWER_MASK
+from ..tables.constants import MT19937_MATRIX_A as MATRIX_A
+from ..tables.constants import MT19937_N as N
+from ..tables.constants import MT19937_STREAM_STRIDE_LOG2
+from ..tables.constants import MT19937_TEMPER_B as TEMPER_B
+from ..tables.constants import MT19937_TEMPER_C as TEMPER_C
+from ..tables.constants import MT19937_UPPER_MASK as UPPER_MASK
 from ..tables.mt19937_charpoly import BARRETT_MU_EXPONENTS, CHARPOLY_EXPONENTS, DEGREE
 
-N = 624
-M = 397
-MATRIX_A = 0x9908B0DF
-UPPER_MASK = 0x80000000
-LOWER_MASK = 0x7FFFFFFF
-TEMPER_B = 0x9D2C5680
-TEMPER_C = 0xEFC60000
-# Stream s of a multi-stream state is the base state advanced by s * STREAM_STRIDE words.
-STREAM_STRIDE = 1 << 128
 
 _MASK32 = 0xFFFFFFFF
 # Words generated per chunk of a multi-stream fill (bounds temporaries; never changes bits).
@@ -290,7 +288,8 @@ def mt19937_advance(key, pos, n_limbs):
 def mt19937_jump_streams(key, pos):
     """Rows 1 .. S-1 become row 0 advanced by 2**128, 2 * 2**128, ... words."""
     for s in range(1, key.shape[0]):
-        key[s], pos[s] = advance_one(key[s - 1], int(pos[s - 1]), STREAM_STRIDE)
+        key[s], pos[s] = advance_one(key[s - 1], int(pos[s - 1]),
+                                     1 << MT19937_STREAM_STRIDE_LOG2)
 
 
 def mt19937_xpow_mod(e_limbs, kernel="auto"):

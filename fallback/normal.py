@@ -30,17 +30,24 @@ from ..tables.constants import (
     RETRY_BASE,
     RETRY_BLOCKS,
     RETRY_SHIFT,
-    TRUNCATED_METHOD_CODES,
+    TRUNC_EXPONENTIAL,
+    TRUNC_UNIFORM,
+    TRUNC_ZIGGURAT,
     ZIGGURAT_FRESH,
     ZIGGURAT_LAYER_MASK,
     ZIGGURAT_MAGNITUDE_SHIFT_F32,
     ZIGGURAT_MAGNITUDE_SHIFT_F64,
     ZIGGURAT_SIGN_SHIFT,
 )
-from .conversions import FORMAT_BFLOAT16, FORMAT_FLOAT16
+from ..tables.formats import FORMAT_BFLOAT16, FORMAT_FLOAT16
+from ..tables.math_constants import (
+    BOX_MULLER_TWO_PI_F32,
+    BOX_MULLER_TWO_PI_F64,
+    BOX_MULLER_U1_MIN_F32,
+    BOX_MULLER_U1_MIN_F64,
+)
 
-__all__ = ["normal", "truncated_normal", "retry_blocks", "round_f32_to_16", "ziggurat_block",
-           "TRUNC_ZIGGURAT", "TRUNC_UNIFORM", "TRUNC_EXPONENTIAL"]
+__all__ = ["normal", "truncated_normal", "retry_blocks", "round_f32_to_16", "ziggurat_block"]
 
 # The ziggurat tables on the host (``_tables`` puts them on other devices).  K holds
 # integers below 2**23 (float32) and 2**52 (float64): int64 in both.
@@ -62,18 +69,6 @@ _LAYER = ZIGGURAT_LAYER_MASK
 _SIGN = ZIGGURAT_SIGN_SHIFT
 _MAG32 = ZIGGURAT_MAGNITUDE_SHIFT_F32
 _MAG64 = ZIGGURAT_MAGNITUDE_SHIFT_F64
-
-# Box-Muller's constants (docs/spec.md 5.4): the floor of u1 and 2*pi, per working
-# precision, as Python floats (the float32 ones hold float32 values: exact as scalars).
-BOX_MULLER_U1_MIN_F32 = float(np.float32(1e-7))
-BOX_MULLER_TWO_PI_F32 = float(np.float32(6.2831855))
-BOX_MULLER_U1_MIN_F64 = 1e-7
-BOX_MULLER_TWO_PI_F64 = 6.283185307179586
-
-# The truncated normal's proposal methods (csrc/constants.toml; TruncMethod in C++).
-TRUNC_ZIGGURAT = TRUNCATED_METHOD_CODES["ziggurat"]
-TRUNC_UNIFORM = TRUNCATED_METHOD_CODES["uniform"]
-TRUNC_EXPONENTIAL = TRUNCATED_METHOD_CODES["exponential"]
 
 _HOST_TABLES = (_W32, _K32, _F32, _W64, _K64, _F64)
 _DEVICE_TABLES = {}

@@ -5,11 +5,11 @@ Mirrors ``csrc/core/permutation.h`` and the permutation and choice kernels of
 ``csrc/cpu/kernels_bits.cpp`` (docs/spec.md section 4A): element i gets the 64-bit key
 ``(word 2i << 32) | word 2i+1`` and the permutation is the order of the pairs
 ``(key, i)``.  Choice without replacement is either a prefix of that
-permutation, the sparse Fisher-Yates prefix (``choice_sparse``, when
-``use_sparse_choice``) or, with weights, the Efraimidis-Spirakis order of the
-same keys (``weighted_choice``).  One source for the NumPy backend (host arrays)
-and the torch backend's mirror path (tensors on any device), over ``arrays.py``'s
-conventions.
+permutation, the sparse Fisher-Yates prefix (``choice_sparse``, where the plan
+chose it: ``distributions/permutation.py``'s ``use_sparse_choice``) or, with
+weights, the Efraimidis-Spirakis order of the same keys (``weighted_choice``).
+One source for the NumPy backend (host arrays) and the torch backend's mirror path
+(tensors on any device), over ``arrays.py``'s conventions.
 
 uint64 keys and targets live in int64 arrays as their bit patterns; flipping the
 sign bit (``sortable``) maps the unsigned order onto the signed one, and a stable
@@ -33,13 +33,8 @@ from .arrays import bits_view, join64
 from .conversions import mul_high_64x32, mul_high_128x64, raw
 from .philox import MASK32
 
-__all__ = ["SPARSE_CHOICE_RATIO", "choice_sparse", "open_unit_float64", "permutation",
-           "sort_keys", "sortable", "sparse_choice_words", "sparse_targets", "use_sparse_choice",
-           "weighted_choice", "weighted_order"]
-
-# choice(n, k, replace=False, p=None) uses the sparse Fisher-Yates when
-# SPARSE_CHOICE_RATIO * k <= n (docs/spec.md section 4A.2).
-SPARSE_CHOICE_RATIO = 8
+__all__ = ["choice_sparse", "open_unit_float64", "permutation", "sort_keys", "sortable",
+           "sparse_choice_words", "sparse_targets", "weighted_choice", "weighted_order"]
 
 _SIGN = -(1 << 63)  # the int64 with only the sign bit set
 
@@ -141,16 +136,6 @@ def weighted_choice(out, key, ctr_lo, ctr_hi, p, words=None, word_count=None):
 
 
 # -- sparse Fisher-Yates (docs/spec.md section 4A.2) -----------------------------------------------
-
-def use_sparse_choice(n, k):
-    """Whether ``choice(n, k, replace=False, p=None)`` is ``choice_sparse`` (else a prefix of
-    the permutation).
-
-    A rule of (n, k) alone, the same on every backend: the sparse draw costs
-    O(k) time and memory, the permutation O(n).
-    """
-    return SPARSE_CHOICE_RATIO * k <= n
-
 
 def sparse_choice_words(n):
     """Words per step of the sparse choice from range(n): decided by n, the largest range."""

@@ -128,6 +128,8 @@ def module(table):
             if len(line) > 96:  # one code a line
                 line = f"{group['python']} = {{\n" + "".join(f"    {item},\n" for item in items) + "}"
             lines.append(line)
+            for i, code in enumerate(group["codes"]) if "python_names" in group else ():
+                lines.append(f"{group['python_names']}{code.upper()} = {i}")
         else:
             for name, value, _ in entries(group):
                 lines.append(f"{group['python_prefix']}{name.upper()} = {_literal(value, name)}")

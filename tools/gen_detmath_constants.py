@@ -3,7 +3,8 @@
     python tools/gen_detmath_constants.py          # print the C++ and Python blocks
     python tools/gen_detmath_constants.py --check  # exit 1 unless both files hold them
 
-The float32 kernels of csrc/core/detmath.h and fallback/detmath.py evaluate
+The float32 kernels of csrc/core/detmath.h and fallback/detmath.py (its constants in
+ascend_rand/tables/math_constants.py, which the Triton kernels read too) evaluate
 polynomials whose coefficients are fitted here: a discrete Remez exchange
 (weighted minimax) on a dense grid, reference values from mpmath at 50 digits,
 coefficients rounded to the nearest float32.  The splits of ln 2 and pi/2
@@ -191,12 +192,12 @@ def camel(name):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true",
-                    help="compare with csrc/core/detmath.h and fallback/detmath.py")
+                    help="compare with csrc/core/detmath.h and ascend_rand/tables/math_constants.py")
     args = ap.parse_args()
     consts, errors = constants()
     if args.check:
         cpp = parse_cpp((ROOT / "csrc" / "core" / "detmath.h").read_text())
-        py = parse_py((ROOT / "fallback" / "detmath.py").read_text())
+        py = parse_py((ROOT / "ascend_rand" / "tables" / "math_constants.py").read_text())
         bad = []
         for name, v in consts.items():
             for where, table, key in (("C++", cpp, camel(name)), ("Python", py, name)):
@@ -210,7 +211,7 @@ def main():
     print("\n// C++ (csrc/core/detmath.h)")
     for name, v in consts.items():
         print(f"constexpr float k{camel(name)} = {hex32(v)}f;")
-    print("\n# Python (fallback/detmath.py)")
+    print("\n# Python (ascend_rand/tables/math_constants.py)")
     for name, v in consts.items():
         print(f'{name} = _h("{hex32(v)}")')
     return 0

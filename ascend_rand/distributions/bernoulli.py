@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import _dtypes, _validate
-from ..fallback import conversions as _conv
+from ..tables import formats as _formats
 from ..tables import masks as _masks
 from .plan import Plan, words_for
 from .uniform import in_dtype
@@ -210,11 +210,11 @@ def apply_mask(x, mask, p_drop):
 
 def _product_16(x, scale, name):
     """fl_T(x * scale) for a 16-bit T: exact in float64 (8 or 11 bit significands), rounded once."""
-    fmt = _conv.FORMAT_FLOAT16 if name == "float16" else _conv.FORMAT_BFLOAT16
+    fmt = _formats.FORMATS_16[name]
     with np.errstate(over="ignore", invalid="ignore"):
         prod = x.astype(np.float64) * scale
     finite = np.isfinite(prod)
-    bits = _conv.round_f64_to_16(np.where(finite, prod, 0.0), fmt)  # int64, in [0, 2**16)
+    bits = _formats.round_bits_to_16(np.where(finite, prod, 0.0).view(np.int64), fmt)  # int64, in [0, 2**16)
     result = bits.astype(np.uint16).view(x.dtype).reshape(x.shape)
     if not finite.all():  # inf and NaN pass through the cast unchanged
         result[~finite] = prod[~finite].astype(x.dtype)

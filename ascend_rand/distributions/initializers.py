@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from .. import _dtypes, _validate
-from ..fallback import conversions as _conv
+from ..tables import formats as _formats
 from .uniform import in_dtype
 
 __all__ = [
@@ -293,7 +293,7 @@ def round_from_float64(values, dtype_name):
     """
     values = np.ascontiguousarray(values, dtype=np.float64)
     if dtype_name in ("float16", "bfloat16"):
-        fmt = _conv.FORMAT_FLOAT16 if dtype_name == "float16" else _conv.FORMAT_BFLOAT16
-        bits = _conv.round_f64_to_16(values.reshape(-1), fmt)  # int64, in [0, 2**16)
+        fmt = _formats.FORMATS_16[dtype_name]
+        bits = _formats.round_bits_to_16(values.reshape(-1).view(np.int64), fmt)  # int64, in [0, 2**16)
         return bits.astype(np.uint16).reshape(values.shape).view(_dtypes.FLOAT_DTYPES[dtype_name])
     return values.astype(_dtypes.FLOAT_DTYPES[dtype_name])

@@ -8,7 +8,7 @@ import numpy as np
 from .. import _dtypes, _validate
 # The truncated normal's proposal methods, one name a code (csrc/constants.toml,
 # TruncMethod in C++), as fallback/normal.py names them.
-from ..fallback.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
+from ..tables.constants import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
 from .plan import Plan, words_for
 from .uniform import in_dtype, output_shape
 

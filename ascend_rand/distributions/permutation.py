@@ -9,12 +9,22 @@ import math
 import numpy as np
 
 from .. import _validate
-from ..fallback.permutation import use_sparse_choice
+from ..tables.constants import SPARSE_CHOICE_RATIO
 from .plan import Plan, words_for
 
 # numpy's tolerance on sum(p): sqrt(eps) of float64, or of p's own float type if coarser.
 _SQRT_EPS = {size: max(math.sqrt(np.finfo(np.float64).eps), math.sqrt(np.finfo(t).eps))
              for size, t in ((2, np.float16), (4, np.float32), (8, np.float64))}
+
+
+def use_sparse_choice(n, k):
+    """Whether ``choice(n, k, replace=False, p=None)`` is ``choice_sparse`` (else a prefix of
+    the permutation): SPARSE_CHOICE_RATIO * k <= n (docs/spec.md 4A.2).
+
+    A rule of (n, k) alone, the same on every backend: the sparse draw costs
+    O(k) time and memory, the permutation O(n).
+    """
+    return SPARSE_CHOICE_RATIO * k <= n
 
 
 def _population_size(value, name, what):

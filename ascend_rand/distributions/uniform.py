@@ -9,7 +9,7 @@ import ml_dtypes
 import numpy as np
 
 from .. import _dtypes, _validate
-from ..fallback import conversions as _conv
+from ..tables import formats as _formats
 from .plan import Plan, words_for
 
 
@@ -32,11 +32,12 @@ def plan_raw(size, dtype, out=None, backend=None):
 def in_dtype(value, name):
     """``value`` rounded to nearest-even in the float dtype ``name``, as a Python float.
 
-    16-bit formats use the fallback's own correctly rounded conversion: ml_dtypes
-    rounds float64 -> bfloat16 through float32 (twice).  Cached there
-    (``fallback.conversions.rounded``): a draw's bounds repeat from call to call.
+    16-bit formats use the project's correctly rounded conversion: ml_dtypes rounds
+    float64 -> bfloat16 through float32 (twice).  Cached there
+    (``ascend_rand/tables/formats.py``, ``rounded``): a draw's bounds repeat from call
+    to call.
     """
-    return _conv.rounded(value, name)
+    return _formats.rounded(value, name)
 
 
 def _largest(name):

@@ -22,13 +22,13 @@ import numpy as np
 from .. import _validate
 from ..backend import host_backend
 from ..backend import resolve as resolve_backend
-from ..fallback import mt19937 as _numpy_mt
+from ..tables.constants import MT19937_N, MT19937_STREAM_STRIDE_LOG2
 from .base import NUMPY_NAME, Engine, _check_numpy_name, _numpy_format, _spawned_of, entropy_words
 
 ENGINE = "mt19937"
 NUMPY_BIT_GENERATOR = "MT19937"  # state['bit_generator']: numpy names a bit generator by its class
-WORDS = _numpy_mt.N  # 624 words of state per stream
-STREAM_STRIDE = _numpy_mt.STREAM_STRIDE  # 2**128 words between consecutive streams
+WORDS = MT19937_N  # 624 words of state per stream
+STREAM_STRIDE = 1 << MT19937_STREAM_STRIDE_LOG2  # 2**128 words between consecutive streams
 # 2.5 KiB of state and a jump of about 0.3 ms (native) per stream.
 MAX_STREAMS = 1 << 16
 _U32_LIMIT = 1 << 32

@@ -25,6 +25,9 @@ NORMAL_METHOD_CODES = {"ziggurat": 0, "box_muller": 1}
 # The truncated normal's proposals (docs/spec.md 5.5): ziggurat rejection, a uniform proposal,
 # an exponential proposal; distributions/normal.py chooses one.
 TRUNCATED_METHOD_CODES = {"ziggurat": 0, "uniform": 1, "exponential": 2}
+TRUNC_ZIGGURAT = 0
+TRUNC_UNIFORM = 1
+TRUNC_EXPONENTIAL = 2
 
 # The Philox engine's position, eight uint64 slots (engines/philox.py `_slots`, numpy's bitgen
 # state in csrc/python/bindings_bitgen.cpp, the device state of
@@ -68,3 +71,20 @@ ZIGGURAT_FRESH = 2
 # groups of MASK_GROUP_BITS bits.
 ALL_ONES_THRESHOLD = 0x100000000
 MASK_GROUP_BITS = 128
+
+# choice(n, k, replace=False, p=None) draws k distinct values by the sparse method when
+# SPARSE_CHOICE_RATIO * k <= n, else as a prefix of the permutation of range(n) (docs/spec.md
+# 4A.2; distributions/permutation.py decides).
+SPARSE_CHOICE_RATIO = 8
+
+# MT19937 (docs/spec.md 6.1-6.3): N words of state, the recurrence's M, MATRIX_A and masks,
+# the tempering masks; stream s of a multi-stream state is stream 0 advanced by s *
+# 2**STREAM_STRIDE_LOG2 words.
+MT19937_N = 624
+MT19937_M = 397
+MT19937_MATRIX_A = 0x9908B0DF
+MT19937_UPPER_MASK = 0x80000000
+MT19937_LOWER_MASK = 0x7FFFFFFF
+MT19937_TEMPER_B = 0x9D2C5680
+MT19937_TEMPER_C = 0xEFC60000
+MT19937_STREAM_STRIDE_LOG2 = 128

@@ -93,4 +93,21 @@ constexpr uint32_t kZigguratFresh = 2u;
 constexpr uint64_t kAllOnesThreshold = 0x100000000ull;
 constexpr size_t kMaskGroupBits = 128;
 
+// choice(n, k, replace=False, p=None) draws k distinct values by the sparse method when
+// SPARSE_CHOICE_RATIO * k <= n, else as a prefix of the permutation of range(n)
+// (docs/spec.md 4A.2; distributions/permutation.py decides).
+constexpr int kSparseChoiceRatio = 8;
+
+// MT19937 (docs/spec.md 6.1-6.3): N words of state, the recurrence's M, MATRIX_A and masks,
+// the tempering masks; stream s of a multi-stream state is stream 0 advanced by s *
+// 2**STREAM_STRIDE_LOG2 words.
+constexpr int kMtN = 624;
+constexpr int kMtM = 397;
+constexpr uint32_t kMtMatrixA = 0x9908B0DFu;
+constexpr uint32_t kMtUpperMask = 0x80000000u;
+constexpr uint32_t kMtLowerMask = 0x7FFFFFFFu;
+constexpr uint32_t kMtTemperB = 0x9D2C5680u;
+constexpr uint32_t kMtTemperC = 0xEFC60000u;
+constexpr int kMtStreamStrideLog2 = 128;
+
 }  // namespace ascend_rand

@@ -13,17 +13,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "constants.h"
 #include "device.h"
 
 namespace ascend_rand {
 
-constexpr int kMtN = 624;
-constexpr int kMtM = 397;
-constexpr uint32_t kMtMatrixA = 0x9908B0DFu;
-constexpr uint32_t kMtUpperMask = 0x80000000u;
-constexpr uint32_t kMtLowerMask = 0x7FFFFFFFu;
-constexpr uint32_t kMtTemperB = 0x9D2C5680u;
-constexpr uint32_t kMtTemperC = 0xEFC60000u;
+// kMtN, kMtM, kMtMatrixA, the masks and the tempering masks: constants.h (csrc/constants.toml).
 
 // x_{k+624} = x_{k+397} ^ A(upper(x_k) | lower(x_{k+1}))
 ASCEND_RAND_HD uint32_t mt_recur(uint32_t upper_src, uint32_t lower_src, uint32_t far) {

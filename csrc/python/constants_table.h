@@ -56,6 +56,15 @@ constexpr NamedConstant kNamedConstants[] = {
     {"ziggurat", "fresh", static_cast<uint64_t>(kZigguratFresh)},
     {"bernoulli", "all_ones_threshold", static_cast<uint64_t>(kAllOnesThreshold)},
     {"bernoulli", "mask_group_bits", static_cast<uint64_t>(kMaskGroupBits)},
+    {"choice", "sparse_choice_ratio", static_cast<uint64_t>(kSparseChoiceRatio)},
+    {"mt19937", "n", static_cast<uint64_t>(kMtN)},
+    {"mt19937", "m", static_cast<uint64_t>(kMtM)},
+    {"mt19937", "matrix_a", static_cast<uint64_t>(kMtMatrixA)},
+    {"mt19937", "upper_mask", static_cast<uint64_t>(kMtUpperMask)},
+    {"mt19937", "lower_mask", static_cast<uint64_t>(kMtLowerMask)},
+    {"mt19937", "temper_b", static_cast<uint64_t>(kMtTemperB)},
+    {"mt19937", "temper_c", static_cast<uint64_t>(kMtTemperC)},
+    {"mt19937", "stream_stride_log2", static_cast<uint64_t>(kMtStreamStrideLog2)},
 };
 
 }  // namespace ascend_rand

@@ -107,6 +107,33 @@ def test_the_numpy_fallback_imports_only_itself_and_the_tables():
     assert offenders == []
 
 
+# The modules that run the array implementation, the only ones that import the fallback:
+# the NumPy backend, the torch backend's mirror, and two benchmarks of it.  Everything
+# else the package shares with it (constants, tables, the rounding to a format) is in
+# tables/ (issue 32 item 5).
+FALLBACK_USERS = {("backend", "numpy.py"), ("backend", "torch.py"),
+                  ("benchmarks", "mt19937.py"), ("benchmarks", "kernel_cost.py")}
+
+
+def fallback_importers():
+    return sorted(f"{'/'.join(parts)}:{line}" for path, parts in _modules()
+                  if parts[0] != "fallback" and tuple(parts) not in FALLBACK_USERS
+                  for line, name in imported(path, parts) if name == "fallback")
+
+
+def test_only_what_runs_the_array_implementation_imports_the_fallback():
+    assert fallback_importers() == []
+
+
+def test_the_fallback_check_finds_a_plan_that_imports_it(monkeypatch):
+    read = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: read(self, *a, **k) + (
+        "\nfrom ..fallback.conversions import round_f64_to_16\n"
+        if self.name == "uniform.py" and self.parent.name == "distributions" else ""))
+    found = fallback_importers()
+    assert len(found) == 1 and found[0].startswith("distributions/uniform.py:"), found
+
+
 def test_the_tables_import_nothing_of_the_package():
     offenders = [f"{'/'.join(parts)}:{line}: {name}" for path, parts in _modules()
                  if parts[0] == "tables"

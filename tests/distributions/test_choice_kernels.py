@@ -18,6 +18,7 @@ from scipy import stats
 
 import ascend_rand
 from ascend_rand.fallback import kernels as numpy_kernels
+from ascend_rand.distributions import permutation as dperm
 from ascend_rand.fallback import permutation as fperm
 
 import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
@@ -160,10 +161,11 @@ def test_choice_sparse_thread_count_does_not_matter(restore_threads):
 
 def test_use_sparse_choice_rule():
     # docs/spec.md 4A.2: the sparse draw exactly when 8 k <= n.
-    assert fperm.use_sparse_choice(8, 1) and not fperm.use_sparse_choice(7, 1)
-    assert fperm.use_sparse_choice(800, 100) and not fperm.use_sparse_choice(799, 100)
-    assert fperm.use_sparse_choice(10 ** 10, 3) and fperm.use_sparse_choice(0, 0)
-    assert not fperm.use_sparse_choice(10, 10)
+    rule = dperm.use_sparse_choice
+    assert rule(8, 1) and not rule(7, 1)
+    assert rule(800, 100) and not rule(799, 100)
+    assert rule(10 ** 10, 3) and rule(0, 0)
+    assert not rule(10, 10)
 
 
 # -- weighted_choice ---------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import peers  # noqa: E402  (tests/peers.py, put on sys.path by conftest)
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT / "csrc" / "core" / "detmath.h"
 HARNESS = ROOT / "tools" / "detmath_harness.cpp"
-PYFILE = ROOT / "fallback" / "detmath.py"
+PYFILE = ROOT / "ascend_rand" / "tables" / "math_constants.py"  # fallback/detmath.py's constants
 GENERATOR = ROOT / "tools" / "gen_detmath_constants.py"
 
 MAX_ULP = 2.0

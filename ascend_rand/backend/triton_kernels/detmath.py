@@ -10,7 +10,8 @@ are fused into a multiply-add; the only division (the float64 log's, A.4.1)
 is float64 ``/``, IEEE-rounded on every float64 device (CUDA's ``div.rn.f64``;
 only float32 division is approximate there).  No library transcendental.
 
-Constants are fallback's own (``fallback/detmath.py``), not retyped: each is a
+Constants are the tables' (``ascend_rand/tables/math_constants.py``, which the
+NumPy fallback reads too), not retyped: each is a
 float32 (float64) value exactly, and a Python float next to a tensor takes
 the tensor's type in Triton, so it reaches the operation unrounded.
 
@@ -29,13 +30,14 @@ import triton
 import triton.language as tl
 from triton.language import core  # add with sanitize_overflow=False: Appendix A's wraps
 
-from ...fallback import detmath as _fb
+from ...tables import math_constants as _mc
 from .wordops import INT32_WORDS, full_words, join64, shr, word
 
 
 def _c(name):
-    """fallback's constant ``name`` as a constexpr Python float (exact in its precision)."""
-    return tl.constexpr(float(getattr(_fb, name)))
+    """The constant ``name`` (ascend_rand/tables/math_constants.py) as a constexpr Python float
+    (exact in its precision)."""
+    return tl.constexpr(float(getattr(_mc, name)))
 
 
 # -- float32 constants (Appendix A.2) ------------------------------------------------------------
@@ -53,13 +55,13 @@ SIN_S1, SIN_S2, SIN_S3 = _c("SIN_S1"), _c("SIN_S2"), _c("SIN_S3")
 COS_C1, COS_C2, COS_C3 = _c("COS_C1"), _c("COS_C2"), _c("COS_C3")
 TWO23, MIN_NORMAL = _c("TWO23"), _c("MIN_NORMAL")
 ROUND_MAGIC = _c("ROUND_MAGIC")
-ROUND_MAGIC_BITS = tl.constexpr(int(_fb.ROUND_MAGIC_BITS))
+ROUND_MAGIC_BITS = tl.constexpr(int(_mc.ROUND_MAGIC_BITS))
 EXP_X_MAX, EXP_X_MIN = _c("EXP_X_MAX"), _c("EXP_X_MIN")
-SQRT_HALF_BITS = tl.constexpr(int(_fb.SQRT_HALF_BITS))
+SQRT_HALF_BITS = tl.constexpr(int(_mc.SQRT_HALF_BITS))
 # log_f32's ix = bits(xs) + (0x3F800000 - SqrtHalfBits): the constant, formed once
-LOG_SHIFT_BITS = tl.constexpr(0x3F800000 - int(_fb.SQRT_HALF_BITS))
-INF_BITS = tl.constexpr(int(_fb.INF_BITS))
-NAN_BITS = tl.constexpr(int(_fb.NAN_BITS))
+LOG_SHIFT_BITS = tl.constexpr(0x3F800000 - int(_mc.SQRT_HALF_BITS))
+INF_BITS = tl.constexpr(int(_mc.INF_BITS))
+NAN_BITS = tl.constexpr(int(_mc.NAN_BITS))
 
 # -- float64 constants (fdlibm's, A.2) -----------------------------------------------------------
 D_LN2_HI, D_LN2_LO = _c("D_LN2_HI"), _c("D_LN2_LO")
@@ -78,11 +80,11 @@ D_C4, D_C5, D_C6 = _c("D_C4"), _c("D_C5"), _c("D_C6")
 D_TWO54, D_MIN_NORMAL = _c("D_TWO54"), _c("D_MIN_NORMAL")
 D_ROUND_MAGIC = _c("D_ROUND_MAGIC")
 D_EXP_X_MAX, D_EXP_X_MIN = _c("D_EXP_X_MAX"), _c("D_EXP_X_MIN")
-D_SQRT_HALF_HI = tl.constexpr(int(_fb.D_SQRT_HALF_HI))
-D_LOG_SHIFT_HI = tl.constexpr(0x3FF00000 - int(_fb.D_SQRT_HALF_HI))
+D_SQRT_HALF_HI = tl.constexpr(int(_mc.D_SQRT_HALF_HI))
+D_LOG_SHIFT_HI = tl.constexpr(0x3FF00000 - int(_mc.D_SQRT_HALF_HI))
 # The high words of the float64 encodings used below (their low words are 0).
-D_INF_HI = tl.constexpr(int(_fb.D_INF_BITS) >> 32)
-D_NAN_HI = tl.constexpr(int(_fb.D_NAN_BITS) >> 32)
+D_INF_HI = tl.constexpr(int(_mc.D_INF_BITS) >> 32)
+D_NAN_HI = tl.constexpr(int(_mc.D_NAN_BITS) >> 32)
 
 
 # -- bit casts -----------------------------------------------------------------------------------

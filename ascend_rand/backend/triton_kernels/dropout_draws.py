@@ -8,7 +8,7 @@ forms, from a device state or a forward's ``drawn_at``; ``channel_apply`` for th
 and alpha dropouts.  Reached through the kernel table (kernels.py, ``table.dropout``).
 """
 
-from ...fallback import conversions as _fb_conversions
+from ...tables import formats as _formats
 from ...tables import masks as _masks
 from ...tables.masks import mask_bytes  # the packed mask's length (spec 4.5)
 from ..torch_arrays import FLOATS, _torch, dtype_name
@@ -148,7 +148,7 @@ def dropout_scale(p, dtype):
     ``p`` is the front end's checked probability (torch/dropout.py)."""
     p = float(p)
     name = _dtype_name(dtype)
-    return 0.0 if p == 1.0 else _fb_conversions.rounded(1.0 / (1.0 - p), name)
+    return 0.0 if p == 1.0 else _formats.rounded(1.0 / (1.0 - p), name)
 
 
 def _state_words(source, drawn_at=None):

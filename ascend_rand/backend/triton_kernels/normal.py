@@ -28,7 +28,7 @@ value is IEEE's all the same (tests/device/test_triton_normal.py reads the PTX).
 import triton
 import triton.language as tl
 
-from ...fallback import normal as _fb
+from ...tables import math_constants as _mc
 from .conversions import f64_from_halves, output_f32, output_f64, unit_float32, unit_float64
 from .detmath import log_f32, log_f64, sincos_f32, sincos_f64
 from .philox import tile_blocks
@@ -37,11 +37,12 @@ from .retry import element_index
 from .words import STREAM, interleave2, store4, store_tile, stream_words
 from .ziggurat import ziggurat_f64
 
-# Box-Muller's constants (spec 5.4), fallback's values: the floor of u1 and 2 pi.
-U1_MIN_F32 = tl.constexpr(float(_fb.BOX_MULLER_U1_MIN_F32))
-TWO_PI_F32 = tl.constexpr(float(_fb.BOX_MULLER_TWO_PI_F32))
-U1_MIN_F64 = tl.constexpr(_fb.BOX_MULLER_U1_MIN_F64)
-TWO_PI_F64 = tl.constexpr(_fb.BOX_MULLER_TWO_PI_F64)
+# Box-Muller's constants (spec 5.4; ascend_rand/tables/math_constants.py): the floor of u1
+# and 2 pi.
+U1_MIN_F32 = tl.constexpr(float(_mc.BOX_MULLER_U1_MIN_F32))
+TWO_PI_F32 = tl.constexpr(float(_mc.BOX_MULLER_TWO_PI_F32))
+U1_MIN_F64 = tl.constexpr(_mc.BOX_MULLER_U1_MIN_F64)
+TWO_PI_F64 = tl.constexpr(_mc.BOX_MULLER_TWO_PI_F64)
 # The float64 kernels' parameters arrive as int32 halves: never specialise them.
 F64_PARAMS = ["loc_hi", "loc_lo", "scale_hi", "scale_lo", "lo_hi", "lo_lo", "hi_hi", "hi_lo"]
 
