@@ -77,7 +77,9 @@ def kernel_table():
     u8 = dict(out_ptr="*u8", **_STREAM)
     f64 = dict(out_ptr="*fp64", **_STREAM)
     tm = dict(t_minus_1="i32", t_nonzero="i32")
-    zig_t = dict(f32, loc="fp32", scale="fp32", lo="fp32", hi="fp32", W="*fp32", K="*i32",
+    # the ziggurat's K: the joined W and K table (int64) in the uint32 word form, K's words
+    # in the int32 form (ziggurat.layer_w)
+    zig_t = dict(f32, loc="fp32", scale="fp32", lo="fp32", hi="fp32", W="*fp32", K="*i64",
                  F="*fp32", scratch="*i32")
     out = []
     for form, limbs in (("uint32", False), ("int32", INT32_WORDS)):
@@ -107,7 +109,8 @@ def kernel_table():
                   dict(probs_ptr=None, HAS_PROBS=False, BLOCK=B["bernoulli_packed"],
                        LIMBS16=limbs),
                   lambda b: 8 * b, 1 / 8, group="mask"),
-            _spec("ziggurat float32" + suffix, "rejection", "ziggurat_kernel", zig_t,
+            _spec("ziggurat float32" + suffix, "rejection", "ziggurat_kernel",
+                  zig_t if form == "uint32" else dict(zig_t, K="*i32"),
                   dict(BOUNDED=False, SCALED=False, OUT16=False, FP16=False,
                        BLOCK=NB["ziggurat"], CAP=ring_size(4 * NB["ziggurat"]), LIMBS16=limbs),
                   lambda b: 4 * b, 4, retry=("ziggurat", 0), group="ziggurat"),

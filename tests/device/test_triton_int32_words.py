@@ -280,7 +280,7 @@ form = int(sys.argv[1])
 s = {"n": "i32", **{k: "i32" for k in ("key_lo", "key_hi", "ctr0", "ctr1", "ctr2", "ctr3")}}
 f = lambda *names: {k: "fp32" for k in names}
 i = lambda *names: {k: "i32" for k in names}
-t32 = {"W": "*fp32", "K": "*i32", "F": "*fp32"}
+t32 = {"W": "*fp32", "K": "*i32" if form == 2 else "*i64", "F": "*fp32"}  # joined in uint32 words
 cases = {
     "raw": (W.raw_kernel, {"out_ptr": "*i32", **s}, dict(SWAP_HALVES=True)),
     "uniform f32": (U.uniform_f32_kernel, {"out_ptr": "*fp32", **s, **f("low", "span")},

@@ -395,7 +395,7 @@ def test_ziggurat_on_chosen_words(monkeypatch, f64, bounds):
         assert paths.refused >= 100, vars(paths)  # every tail value is beyond 2
     else:
         assert (expected[900:903] == 0).all() and np.signbit(expected[900:903]).all()
-    t32, t64 = nd.tables(torch.device(DEVICE))
+    t32, t64 = nd.tables(torch.device(DEVICE), False)  # LIMBS16 False: uint32 words
     w = torch.from_numpy(u.view(np.int32).copy() if not f64 else
                          np.stack([u >> np.uint64(32), u & np.uint64(0xFFFFFFFF)], 1)
                          .astype(np.uint32).view(np.int32).reshape(-1).copy()).to(DEVICE)
@@ -601,13 +601,28 @@ def test_one_launch_with_retries(monkeypatch, launch_counter):
 
 
 def test_tables_made_once_per_device():
-    first = nd.tables(torch.device("cpu"))
-    assert nd.tables(torch.device("cpu")) is first
-    w32, k32, f32 = first[0]
-    assert w32.dtype == torch.float32 and k32.numel() == 256 and f32.numel() == 257
-    assert np.array_equal(k32.numpy().view(np.uint32), fnormal._K32)
-    k64 = first[1][1].numpy().view(np.uint32).astype(np.uint64)
-    assert np.array_equal((k64[0::2] << np.uint64(32)) | k64[1::2], fnormal._K64)
+    """Per device and word form: the int32 form's K is K's words; the uint32 forms' is the
+    joined table, layer l's (K[l] << 32) | bits(W[l]) (ziggurat.layer_w), checked here
+    against the generated tables."""
+    from ascend_rand.tables import ziggurat_tables as zt
+
+    cpu = torch.device("cpu")
+    split, joined = nd.tables(cpu, launch.INT32_WORDS), nd.tables(cpu, False)
+    assert nd.tables(cpu, launch.INT32_WORDS) is split and nd.tables(cpu, True) is joined
+    w_bits = np.array(zt.W_F32, np.float32).view(np.uint32)
+    k = np.array(zt.K_F32, np.uint32)
+    for tables in (split, joined):
+        w32, k32, f32 = tables[0]
+        assert w32.dtype == torch.float32 and k32.numel() == 256 and f32.numel() == 257
+        assert np.array_equal(w32.numpy().view(np.uint32), w_bits)
+        k64 = tables[1][1].numpy().view(np.uint32).astype(np.uint64)
+        assert np.array_equal((k64[0::2] << np.uint64(32)) | k64[1::2], fnormal._K64)
+    assert split[0][1].dtype == torch.int32
+    assert np.array_equal(split[0][1].numpy().view(np.uint32), k)
+    assert joined[0][1].dtype == torch.int64
+    wk = joined[0][1].numpy().view(np.uint64)
+    assert np.array_equal(wk >> np.uint64(32), k.astype(np.uint64))
+    assert np.array_equal(wk & np.uint64(0xFFFFFFFF), w_bits.astype(np.uint64))
 
 
 def test_plans_through_the_kernel_table():
@@ -658,7 +673,7 @@ from ascend_rand.backend.triton_kernels import normal as N, rejection as R
 stream = {"n": "i32", **{k: "i32" for k in ("key_lo", "key_hi", "ctr0", "ctr1", "ctr2", "ctr3")}}
 f32 = lambda *names: {k: "fp32" for k in names}
 i32 = lambda names: {k: "i32" for k in names}
-t32 = {"W": "*fp32", "K": "*i32", "F": "*fp32"}
+t32 = {"W": "*fp32", "K": "*i64", "F": "*fp32"}  # the joined W and K (uint32 words)
 queue = {"scratch": "*i32"}  # the samplers' pending queue (pending.py)
 t64 = {"W": "*fp64", "K": "*i32", "F": "*fp64"}
 cases = {

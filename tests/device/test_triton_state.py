@@ -470,7 +470,7 @@ cases = {
                         dict(SCALED=True, BLOCK=64, LIMBS16=False)),
     "ziggurat float32": (R.ziggurat_kernel, {"out_ptr": "*fp32", **state(),
                          **{k: "fp32" for k in ("loc", "scale", "lo", "hi")},
-                         "W": "*fp32", "K": "*i32", "F": "*fp32", "scratch": "*i32"},
+                         "W": "*fp32", "K": "*i64", "F": "*fp32", "scratch": "*i32"},
                          dict(BOUNDED=False, SCALED=False, OUT16=False, FP16=False, BLOCK=64,
                               CAP=512, LIMBS16=False)),
     "dropout forward": (D.dropout_kernel, {"out_ptr": "*i32", "in_ptr": "*i32", "mask_ptr": "*u8",

@@ -19,38 +19,49 @@ import numpy as np
 import torch
 
 from ...tables import ziggurat_tables as _zt
-from ...fallback.normal import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
+from ...tables.constants import TRUNC_EXPONENTIAL, TRUNC_UNIFORM, TRUNC_ZIGGURAT
 from ..torch_arrays import FLOATS, torch_dtype
-from .launch import block_for, cdiv, int32, launch, programs
+from .launch import block_for, cdiv, int32, launch, programs, word_form
 from .state import draw_source
 from .pending import ring_size, scratch_words
 from .normal import box_muller_f64_kernel, box_muller_kernel, ziggurat_f64_kernel
 from .rejection import proposal_kernel, ziggurat_kernel
+from .word_forms import INT32_WORDS
 from .truncated import proposal_f64_kernel
 
-# Philox blocks per tile, by kernel family (powers of two): a float32-family tile has
-# 4 * BLOCK elements, a float64 one 2 * BLOCK.  A sampler's retry loop keeps about
-# forty vectors of a tile's lane live (Philox lanes, the slot's words, log and exp
-# temporaries), 40 KiB at 256 float32 lanes: within an Ascend vector core's 192 KiB
-# unified buffer, like the other kernels' tiles (launch.py).
-BLOCKS = {"ziggurat": 256, "ziggurat_f64": 128, "box_muller": 512, "box_muller_f64": 256,
+# Philox blocks per tile on a GPU, by kernel family (powers of two): a float32-family tile
+# has 4 * BLOCK elements, a float64 one 2 * BLOCK.  The float32 ziggurat's tile is 512
+# blocks: a thread then holds 16 elements, over which the tile's queue count, barrier and
+# chunk bookkeeping are shared (with the joined table of ``tables``: 58.1 instructions an
+# element at 256, 51.5 at 512, 54.5 at 1024 with 168 registers; docs/performance.md).  An
+# NPU's tiles are launch.NPU_BLOCKS'.
+BLOCKS = {"ziggurat": 512, "ziggurat_f64": 128, "box_muller": 512, "box_muller_f64": 256,
           "proposal": 256, "proposal_f64": 128}
 METHODS = ("ziggurat", "box_muller")
 _TABLES = {}
 
 
-def tables(device):
-    """The ziggurat tables on ``device`` (made once per device): float32 (W, K, F) and
-    float64 (W, K, F), K as int32 words (float64: high and low words interleaved)."""
-    key = str(device)
+def tables(device, limbs16):
+    """The ziggurat tables on ``device`` for kernels of the word form ``limbs16`` (made once
+    per device): float32 (W, K, F) and float64 (W, K, F).  The float32 K is K's int32
+    words in the int32 form, and in the uint32 forms the joined table, layer l's int64
+    (K[l] << 32) | bits(W[l]), one 8-byte load for both (ziggurat.layer_w); the float64
+    K is int32 words, high and low interleaved."""
+    key = (str(device), limbs16 == INT32_WORDS)
     if key not in _TABLES:
         def put(values, dtype):
             return torch.from_numpy(np.array(values, dtype=dtype)).to(device)
+        k32 = np.array(_zt.K_F32, np.uint32)
+        if limbs16 == INT32_WORDS:
+            k32 = put(k32.view(np.int32), np.int32)
+        else:
+            w_bits = np.array(_zt.W_F32, np.float32).view(np.uint32).astype(np.uint64)
+            k32 = put(((k32.astype(np.uint64) << np.uint64(32)) | w_bits).view(np.int64),
+                      np.int64)
         k64 = np.array(_zt.K_F64, dtype=np.uint64)
         k64_words = np.stack([k64 >> np.uint64(32), k64 & np.uint64(0xFFFFFFFF)], axis=1)
         _TABLES[key] = (
-            (put(_zt.W_F32, np.float32), put(np.array(_zt.K_F32, np.uint32).view(np.int32),
-                                             np.int32), put(_zt.F_F32, np.float32)),
+            (put(_zt.W_F32, np.float32), k32, put(_zt.F_F32, np.float32)),
             (put(_zt.W_F64, np.float64), put(k64_words.astype(np.uint32).view(np.int32)
                                              .reshape(-1), np.int32), put(_zt.F_F64, np.float64)),
         )
@@ -99,7 +110,7 @@ def _scratch(kernel, out, tiles, tile):
 
 def _ziggurat(out, stream, fmt, loc, scale, scaled, lo, hi, bounded):
     n = out.numel()
-    t32, t64 = tables(out.device)
+    t32, t64 = tables(out.device, word_form(out.device))
     if fmt == "float64":
         block = BLOCKS["ziggurat_f64"]
         launch(ziggurat_f64_kernel, out, cdiv(n, 2 * block), out, n, *stream,

@@ -153,7 +153,8 @@ def ziggurat_kernel(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, sca
                     OUT16: tl.constexpr, FP16: tl.constexpr, BLOCK: tl.constexpr,
                     CAP: tl.constexpr, LIMBS16: tl.constexpr):
     """Standard normals by the ziggurat (spec 5.3), in [lo, hi] when ``BOUNDED`` (5.5); the
-    tables W, F (float32) and K (uint32 words as int32) of ziggurat.py."""
+    tables W, F (float32) and K of normal_draws.tables: in the uint32 word forms the joined
+    W and K (int64), in the int32 form K's words (ziggurat.layer_w)."""
     _tiles(out_ptr, n, key_lo, key_hi, ctr0, ctr1, ctr2, ctr3, loc, scale, lo, hi, lo, lo, lo,
            W, K, F, scratch, ZIGGURAT, BOUNDED, False, False, SCALED, OUT16, FP16, BLOCK, CAP,
            LIMBS16)

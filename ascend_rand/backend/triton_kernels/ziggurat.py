@@ -38,7 +38,7 @@ from .conversions import output_f32, unit_float32, unit_float64
 from .detmath import exp_f32, exp_f64, log_f32, log_f64, negated
 from .pending import index64
 from .retry import mag52, open_unit_float32, open_unit_float64, retry_block
-from .wordops import full_words, shr, ult, word
+from .wordops import INT32_WORDS, full_words, shr, ult, word
 
 # Slot states (csrc/constants.toml): fresh, or in the tail with sign 0 / 1.
 FRESH = tl.constexpr(ZIGGURAT_FRESH)
@@ -91,6 +91,27 @@ def clamp(z, lo, hi):
 # -- float32 ---------------------------------------------------------------------------------------
 
 @triton.jit
+def layer_w(W, K, layer, LIMBS16: tl.constexpr):
+    """W[layer] of the float32 tables.  In the uint32 word forms ``K`` is the joined table
+    (normal_draws.tables): layer l's int64 (K[l] << 32) | bits(W[l]), so that W and K
+    come in one 8-byte load (``layer_k`` reads the same entry, and the compiler loads it
+    once); in the int32 form (the NPU's) W and K are apart."""
+    if LIMBS16 == INT32_WORDS:
+        return tl.load(W + layer)
+    else:
+        return tl.load(K + layer).to(tl.int32).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def layer_k(W, K, layer, LIMBS16: tl.constexpr):
+    """K[layer] of the float32 tables as a word of the form (see ``layer_w``)."""
+    if LIMBS16 == INT32_WORDS:
+        return word(tl.load(K + layer), LIMBS16)
+    else:
+        return (tl.load(K + layer) >> 32).to(tl.uint32)
+
+
+@triton.jit
 def _slot_f32(state, w, aux1, aux2, W, K, F, LIMBS16: tl.constexpr):
     """One slot (spec 5.3): (candidate, accepted, next state) per element.
 
@@ -101,9 +122,9 @@ def _slot_f32(state, w, aux1, aux2, W, K, F, LIMBS16: tl.constexpr):
     layer = w & LAYER_MASK
     sign = tl.where(in_tail, state, (w >> SIGN_SHIFT) & 1)  # bit 8: the same for either shift
     mag = shr(w, 9, LIMBS16)
-    x = mag.to(tl.float32) * tl.load(W + layer)
+    x = mag.to(tl.float32) * layer_w(W, K, layer, LIMBS16)
     z = negate_if(x, sign, LIMBS16)
-    ok = not_(in_tail) & ult(mag, word(tl.load(K + layer), LIMBS16), LIMBS16)
+    ok = not_(in_tail) & ult(mag, layer_k(W, K, layer, LIMBS16), LIMBS16)
     tested = in_tail | (not_(ok) & (layer == 0))  # the slot runs the tail test
     xt = negated(log_f32(open_unit_float32(aux1, LIMBS16), LIMBS16)) * INV_R_F32
     yt = negated(log_f32(open_unit_float32(aux2, LIMBS16), LIMBS16))
@@ -127,8 +148,9 @@ def ziggurat_fast_f32(w, W, K, lo, hi, BOUNDED: tl.constexpr, LIMBS16: tl.conste
     ``BOUNDED``, z in [lo, hi])."""
     layer = w & LAYER_MASK
     mag = shr(w, 9, LIMBS16)
-    z = negate_if(mag.to(tl.float32) * tl.load(W + layer), (w >> SIGN_SHIFT) & 1, LIMBS16)
-    ok = ult(mag, word(tl.load(K + layer), LIMBS16), LIMBS16)
+    z = negate_if(mag.to(tl.float32) * layer_w(W, K, layer, LIMBS16), (w >> SIGN_SHIFT) & 1,
+                  LIMBS16)
+    ok = ult(mag, layer_k(W, K, layer, LIMBS16), LIMBS16)
     if BOUNDED:
         ok = ok & (z >= lo) & (z <= hi)
     return z, ok
