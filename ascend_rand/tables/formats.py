@@ -37,9 +37,9 @@ def round_bits_to_16(u, fmt):
     """float16 / bfloat16 bits of float64 values, rounded to nearest, ties to even.
 
     ``u``: the int64 bit patterns of the float64 values (a Python int, a NumPy int64
-    array or an int64 torch tensor: the body uses operators and ``clip`` alone, which all
-    three have, so every caller runs this one rounding).  Inputs are finite; results too large for the format become
-    infinity.  Returns int64 values in [0, 2**16) of ``u``'s kind.
+    array or an int64 torch tensor: the body uses operators and ``clip`` alone, so every
+    caller runs this one rounding).  Inputs are finite; results too large for the format
+    become infinity.  Returns int64 values in [0, 2**16) of ``u``'s kind.
     """
     mant_bits, exp_bits = fmt
     bias = (1 << (exp_bits - 1)) - 1
