@@ -22,9 +22,12 @@ import os
 
 from .word_forms import INT32_WORDS, WORD_FORMS, WORDS_ENV  # noqa: F401  (launch.WORDS_ENV: tests)
 
-# Philox blocks per tile, by kernel (powers of two: tl.arange's rule).
+# Philox blocks per tile on a GPU, by kernel (powers of two: tl.arange's rule).  The byte
+# Bernoulli's is 512, the smallest whose tile is 16 bytes a thread (16-byte stores): 30 % of
+# the memory floor by the compiled code's model against 28 % at 1,024 (docs/performance.md;
+# 256: 31 % with 8-byte stores, 2,048: 25 %).
 BLOCKS = {"words": 1024, "uniform": 1024, "integers": 1024, "integers_128": 512,
-          "bernoulli": 1024, "bernoulli_packed": 512}
+          "bernoulli": 512, "bernoulli_packed": 512}
 # Philox blocks per tile on an NPU, by kernel family (launch.BLOCKS', normal_draws.BLOCKS'
 # and dropout's): tiles whose buffers, with bishengir's double buffering, fit an Atlas
 # A2/A3 vector core's 192 KiB unified buffer (tools/ascend_compile.py compiles each kernel
