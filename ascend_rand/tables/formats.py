@@ -25,20 +25,25 @@ FORMATS_16 = {"float16": FORMAT_FLOAT16, "bfloat16": FORMAT_BFLOAT16}
 
 
 def _at_least(a, lo):
-    """max(a, lo) of a Python int, or elementwise of a NumPy array or torch tensor."""
-    return max(a, lo) if isinstance(a, int) else a.clip(min=lo)
+    """max(a, lo) of a Python int, or elementwise of a NumPy array (``np.maximum``: cheaper
+    than ``clip`` on small arrays) or a torch tensor (``clamp``)."""
+    if isinstance(a, int):
+        return max(a, lo)
+    return np.maximum(a, lo) if isinstance(a, np.ndarray) else a.clamp(min=lo)
 
 
 def _at_most(a, hi):
-    return min(a, hi) if isinstance(a, int) else a.clip(max=hi)
+    if isinstance(a, int):
+        return min(a, hi)
+    return np.minimum(a, hi) if isinstance(a, np.ndarray) else a.clamp(max=hi)
 
 
 def round_bits_to_16(u, fmt):
     """float16 / bfloat16 bits of float64 values, rounded to nearest, ties to even.
 
     ``u``: the int64 bit patterns of the float64 values (a Python int, a NumPy int64
-    array or an int64 torch tensor: the body uses operators and ``clip`` alone, so every
-    caller runs this one rounding).  Inputs are finite; results too large for the format
+    array or an int64 torch tensor: the body is operators and a max / min of each kind, so
+    every caller runs this one rounding).  Inputs are finite; results too large for the format
     become infinity.  Returns int64 values in [0, 2**16) of ``u``'s kind.
     """
     mant_bits, exp_bits = fmt
