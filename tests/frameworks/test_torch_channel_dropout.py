@@ -16,6 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ascend_rand as ar  # noqa: E402
+from ascend_rand.backend.torch_arrays import as_numpy as to_numpy  # noqa: E402
 import ascend_rand.torch as art  # noqa: E402
 from ascend_rand.torch import ops  # noqa: E402
 
@@ -24,13 +25,6 @@ NUMPY = {torch.float32: np.float32, torch.float64: np.float64, torch.float16: np
          torch.bfloat16: ml_dtypes.bfloat16}
 FLOATS = list(NUMPY)
 SELU_SATURATION = 1.7580993408473766  # -scale * alpha of SELU, torch's constant
-
-
-def to_numpy(t):
-    t = t.detach().cpu()
-    if t.dtype == torch.bfloat16:
-        return t.contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return t.contiguous().numpy()
 
 
 def same_bits(a, b):

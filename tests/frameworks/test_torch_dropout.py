@@ -11,29 +11,21 @@ import math
 import subprocess
 import sys
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import ascend_rand as ar  # noqa: E402
-from ascend_rand.torch import Dropout, dropout  # noqa: E402
+from ascend_rand.backend.torch_arrays import as_numpy as to_numpy  # noqa: E402
 from ascend_rand.backend.torch_arrays import dtype_name  # noqa: E402
+from ascend_rand.torch import Dropout, dropout  # noqa: E402
 
 _dm = importlib.import_module("ascend_rand.torch.dropout_core")
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 MODES = ["packed", "regenerate"]
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-
-
-def to_numpy(t):
-    """A tensor's values as a NumPy array of the same dtype (bfloat16 via ml_dtypes)."""
-    t = t.detach().cpu()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return t.numpy()
 
 
 def assert_same(actual, expected):

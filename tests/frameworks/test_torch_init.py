@@ -16,6 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ascend_rand as ar  # noqa: E402
+from ascend_rand.backend.torch_arrays import as_numpy as to_numpy  # noqa: E402
 from ascend_rand.torch import init, reset_parameters  # noqa: E402
 
 nn = torch.nn
@@ -24,13 +25,6 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.f
 NUMPY = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
          "bfloat16": ml_dtypes.bfloat16}
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-
-
-def to_numpy(t):
-    t = t.detach().cpu()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return t.numpy()
 
 
 def assert_bits(tensor, expected):
