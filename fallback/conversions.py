@@ -21,7 +21,7 @@ True
 from . import arrays, philox
 from .arrays import bits_view, join64, to_signed
 from .philox import MASK32, mulhilo32
-from ..tables.formats import FORMAT_BFLOAT16, FORMAT_FLOAT16, round_bits_to_16
+from ..tables.formats import FORMAT_BFLOAT16, FORMAT_FLOAT16, FORMATS_16, round_bits_to_16
 
 
 # -- rounding double -> float16 / bfloat16 ---------------------------------------------------------
@@ -154,7 +154,7 @@ def uniform(out, key, ctr_lo, ctr_hi, fmt, low, span, scaled, words=None, word_c
                 x *= span
                 x += low
     else:
-        f16 = FORMAT_FLOAT16 if fmt == "float16" else FORMAT_BFLOAT16
+        f16 = FORMATS_16[fmt]
         dst = bits_view(out)
         for start, w in philox.word_chunks(key, counter, n, buffer=words,
                                            word_count=word_count, like=out):

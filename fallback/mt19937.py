@@ -33,6 +33,7 @@ from ..tables.constants import MT19937_STREAM_STRIDE_LOG2
 from ..tables.constants import MT19937_TEMPER_B as TEMPER_B
 from ..tables.constants import MT19937_TEMPER_C as TEMPER_C
 from ..tables.constants import MT19937_UPPER_MASK as UPPER_MASK
+from ..tables.formats import FORMATS_16
 from ..tables.mt19937_charpoly import BARRETT_MU_EXPONENTS, CHARPOLY_EXPONENTS, DEGREE
 
 
@@ -368,7 +369,7 @@ def _uniform_chunk(xp, out, fmt, low, span, scaled, words):
             out *= span  # two float32 roundings, as section 3.3
             out += low
     else:
-        f16 = _conv.FORMAT_FLOAT16 if fmt == "float16" else _conv.FORMAT_BFLOAT16
+        f16 = FORMATS_16[fmt]
         mant = f16[0]
         x = xp.astype(words[:n] >> (32 - mant), xp.float64) * 2.0 ** -mant  # exact
         if scaled:

@@ -39,7 +39,7 @@ from ..tables.constants import (
     ZIGGURAT_MAGNITUDE_SHIFT_F64,
     ZIGGURAT_SIGN_SHIFT,
 )
-from ..tables.formats import FORMAT_BFLOAT16, FORMAT_FLOAT16
+from ..tables.formats import FORMAT_BFLOAT16, FORMAT_FLOAT16, FORMATS_16
 from ..tables.math_constants import (
     BOX_MULLER_TWO_PI_F32,
     BOX_MULLER_TWO_PI_F64,
@@ -395,7 +395,7 @@ def _storer(out, fmt, loc, scale, scaled):
     xp = arrays.namespace(out)
     loc, scale = float(loc), float(scale)
     dst = out if fmt in ("float32", "float64") else bits_view(out)
-    f16 = FORMAT_FLOAT16 if fmt == "float16" else FORMAT_BFLOAT16
+    f16 = FORMATS_16.get(fmt)  # None for float32 and float64, whose values are stored as they are
 
     def store(where, z):
         if scaled:
